@@ -1,0 +1,151 @@
+"""The pluggable context-engine contract and the engine registry.
+
+A context engine decides when a session's context is too large and how to shrink it.
+The built-in engine is :class:`agent.context_compressor.ContextCompressor`; others come from
+``plugins/context_engine/<name>/`` folders, ``$HERMES_HOME/plugins/context_engine/<name>/``,
+Python entry points in the ``hermes.context_engines`` group, or :func:`register_context_engine`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.types import CompactionResult, CompactionTrigger, Message, Usage
+
+CallLLM = Callable[[str, list[Message], int | None], Awaitable[str]]
+"""The auxiliary-model call: ``await call_llm(task, messages, max_tokens) -> text``."""
+
+
+@dataclass(slots=True)
+class EngineContext:
+    """Everything an engine factory may use to build an engine for one session."""
+
+    context_length: int
+    call_llm: CallLLM
+    threshold: float = 0.50
+    target_ratio: float = 0.20
+    protect_last_n: int = 20
+    protect_first_n: int = 3
+    enabled: bool = True
+    engine_config: dict[str, Any] = field(default_factory=dict)
+    """The engine's own section of the config (``context.<name>``)."""
+    summary_context_length: int | None = None
+    """Context window of the auxiliary summary model, when it differs from the main one."""
+    services: dict[str, Any] = field(default_factory=dict)
+    """Optional host services (e.g. ``"store"``) an engine may use through their public API."""
+
+
+class ContextEngine(ABC):
+    """Keeps one session's context inside the model's window.
+
+    The agent calls :meth:`update_from_response` after every API call, :meth:`should_compress`
+    before the next one, and :meth:`compact` when it says yes (or on hygiene, ``/compress`` and a
+    prompt-too-long error). Engine state that must survive a restart is exchanged through
+    :meth:`get_state` / :meth:`load_state`; the host persists it with the session.
+    """
+
+    name: str = "engine"
+
+    def __init__(self) -> None:
+        self.last_prompt_tokens: int | None = None
+        self.last_compaction: CompactionResult | None = None
+
+    # -- token accounting --------------------------------------------------------------
+    def update_from_response(self, usage: Usage) -> None:
+        """Record the real prompt size the API reported for the last call."""
+        self.last_prompt_tokens = usage.prompt_tokens
+
+    @abstractmethod
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        """Whether the context (``prompt_tokens``, else the last reported size) needs compacting."""
+
+    @abstractmethod
+    async def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+    ) -> list[Message]:
+        """Return the new in-context message list. Never loses a message from the store."""
+
+    async def compact(
+        self,
+        messages: list[Message],
+        *,
+        trigger: CompactionTrigger,
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+    ) -> CompactionResult:
+        """Run :meth:`compress` and describe what it did.
+
+        Engines that know more about the outcome set ``self.last_compaction`` inside
+        :meth:`compress`; otherwise a plain result is built here.
+        """
+        self.last_compaction = None
+        self._trigger = trigger
+        new_messages = await self.compress(messages, current_tokens, focus_topic)
+        result = self.last_compaction
+        if result is None:
+            from agent.tokens import estimate_messages_tokens_rough
+
+            result = CompactionResult(
+                messages=new_messages,
+                outcome="summarized",
+                trigger=trigger,
+                tokens_before=current_tokens or estimate_messages_tokens_rough(messages),
+                tokens_after=estimate_messages_tokens_rough(new_messages),
+            )
+        result.trigger = trigger
+        result.messages = new_messages
+        self.last_compaction = result
+        return result
+
+    # -- optional engine tools ---------------------------------------------------------
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """Tool schemas (name, description, input_schema) the engine offers to the model."""
+        return []
+
+    async def handle_tool_call(self, name: str, args: dict[str, Any]) -> str:
+        """Run one of the engine's own tools and return its text result."""
+        raise KeyError(f"context engine {self.name!r} has no tool {name!r}")
+
+    # -- session hooks -----------------------------------------------------------------
+    async def on_session_start(self, session_id: int, state: dict[str, Any]) -> None:
+        """Called when a session is loaded; ``state`` is what :meth:`get_state` returned last."""
+        self.load_state(state)
+
+    async def on_session_end(self, session_id: int) -> None:
+        """Called when a session is closed (``/new``) or evicted from memory."""
+        return None
+
+    def get_state(self) -> dict[str, Any]:
+        """JSON-serialisable state the host persists with the session."""
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`get_state` returned."""
+        return None
+
+    def get_status(self) -> dict[str, Any]:
+        """Human-readable status for ``/status`` and ``hermes plugins list``."""
+        return {"engine": self.name, "last_prompt_tokens": self.last_prompt_tokens}
+
+
+EngineFactory = Callable[[EngineContext], ContextEngine]
+
+_REGISTRY: dict[str, EngineFactory] = {}
+
+
+def register_context_engine(name: str, factory: EngineFactory) -> None:
+    """Register an engine factory under ``name`` (selected by ``context.engine: <name>``)."""
+    if not name or name == "compressor":
+        raise ValueError("'compressor' is the built-in engine and cannot be replaced")
+    _REGISTRY[name] = factory
+
+
+def registered_engines() -> dict[str, EngineFactory]:
+    """A copy of the engines registered in this process."""
+    return dict(_REGISTRY)

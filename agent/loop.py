@@ -1,0 +1,256 @@
+"""The agent loop: one user turn from message to final answer, tools and compaction included.
+
+A turn is: system prompt + in-context history + the new user message -> model -> tool calls
+executed and fed back -> ... -> final answer or the iteration budget. Before every model call
+the context engine judges the real prompt size (the last API-reported size plus what was added
+since) and compacts when needed. Everything produced is handed to a :class:`TurnRecorder` as
+it happens, so a crash or ``/stop`` leaves the stored session consistent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from agent.context_engine import ContextEngine
+from agent.prompt_caching import CachePolicy, apply_anthropic_cache_control
+from agent.providers.base import Provider
+from agent.tokens import message_tokens
+from agent.tools.registry import ToolRegistry
+from agent.types import (
+    CompactionResult,
+    CompactionTrigger,
+    Message,
+    ModelResponse,
+    PromptTooLongError,
+    ProviderError,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+CANCELLED_TOOL_RESULT = "[Tool call cancelled before it finished]"
+MISSING_TOOL_RESULT = "[Tool result not available: the run was interrupted]"
+APOLOGY = (
+    "Sorry, I couldn't reach the model just now ({reason}). Your message is saved; "
+    "please try again in a moment."
+)
+TOO_LONG_APOLOGY = (
+    "Sorry, this conversation is too long for the model even after compacting it. "
+    "Send /new to start a fresh session (this one stays stored)."
+)
+ITERATION_LIMIT_NOTE = "(I stopped after {n} tool rounds without a final answer.)"
+
+StopReason = Literal["final", "max_iterations", "provider_error", "prompt_too_long"]
+
+
+class TurnRecorder(Protocol):
+    """Where the loop hands every new message, usage and compaction (the host persists them)."""
+
+    async def record_messages(self, messages: list[Message]) -> None:
+        """Store new messages; set ``"_id"`` on each dict."""
+
+    async def record_usage(self, usage: Usage, purpose: str) -> None:
+        """Store the usage of one API call."""
+
+    async def record_compaction(self, result: CompactionResult) -> None:
+        """Persist a compaction (new context, flags, summary) in one transaction; set ``"_id"``
+        on the new messages of ``result.messages``."""
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """What one turn produced."""
+
+    reply: str
+    stop_reason: StopReason
+    new_messages: list[Message] = field(default_factory=list)
+    usages: list[Usage] = field(default_factory=list)
+    compactions: list[CompactionResult] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class LoopSettings:
+    """Per-session knobs of the loop."""
+
+    max_tokens: int = 4096
+    max_iterations: int = 20
+    cache_policy: CachePolicy | None = None
+
+
+class AgentLoop:
+    """Runs turns for one session over a context list it keeps up to date in place."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        engine: ContextEngine,
+        tools: ToolRegistry,
+        recorder: TurnRecorder,
+        settings: LoopSettings | None = None,
+    ) -> None:
+        self.provider = provider
+        self.engine = engine
+        self.tools = tools
+        self.recorder = recorder
+        self.settings = settings or LoopSettings()
+        self.tokens_since_usage = 0
+        """Tokens of messages added after the last API-reported prompt size."""
+
+    # -- prompt size ---------------------------------------------------------------------
+    def current_prompt_tokens(self) -> int | None:
+        """The best knowledge of the next prompt's size: API-reported plus what came since."""
+        if self.engine.last_prompt_tokens is None:
+            return None
+        return self.engine.last_prompt_tokens + self.tokens_since_usage
+
+    async def _append(self, context: list[Message], messages: list[Message]) -> None:
+        await self.recorder.record_messages(messages)
+        context.extend(messages)
+        self.tokens_since_usage += sum(message_tokens(m) for m in messages)
+
+    # -- compaction ----------------------------------------------------------------------
+    async def compact(
+        self,
+        context: list[Message],
+        trigger: CompactionTrigger,
+        *,
+        focus_topic: str | None = None,
+        current_tokens: int | None = None,
+    ) -> CompactionResult:
+        """Compact ``context`` in place through the engine and persist the result."""
+        result = await self.engine.compact(
+            list(context),
+            trigger=trigger,
+            current_tokens=current_tokens or self.current_prompt_tokens(),
+            focus_topic=focus_topic,
+        )
+        await self.recorder.record_compaction(result)
+        context[:] = result.messages
+        if result.outcome != "skipped":
+            # The next real size comes with the next response; until then, the estimate.
+            self.engine.last_prompt_tokens = result.tokens_after
+            self.tokens_since_usage = 0
+        return result
+
+    # -- one turn ------------------------------------------------------------------------
+    async def run_turn(self, context: list[Message], user_message: Message) -> TurnResult:
+        """Run one turn. ``context`` (system prompt first) is updated in place."""
+        result = TurnResult(reply="", stop_reason="final")
+        await self._append(context, [user_message])
+        result.new_messages.append(user_message)
+        emergency_used = False
+        iteration = 0
+        while iteration < self.settings.max_iterations:
+            if self.engine.should_compress(self.current_prompt_tokens()):
+                await self._compact_into(context, "agent", result)
+            try:
+                response = await self._call_model(context)
+            except PromptTooLongError as exc:
+                if emergency_used:
+                    log.warning("prompt still too long after emergency compaction: %s", exc)
+                    result.reply, result.stop_reason = TOO_LONG_APOLOGY, "prompt_too_long"
+                    return result
+                emergency_used = True
+                await self._compact_into(context, "emergency", result)
+                continue
+            except ProviderError as exc:
+                log.error("model call failed for provider %s: %s", self.provider.name, exc)
+                reason = "the service is overloaded" if exc.retryable else "the request failed"
+                result.reply, result.stop_reason = APOLOGY.format(reason=reason), "provider_error"
+                return result
+            iteration += 1
+            result.usages.append(response.usage)
+            await self._append(context, [response.message])
+            result.new_messages.append(response.message)
+            if not response.tool_calls:
+                result.reply = _text_of(response.message)
+                return result
+            tool_messages = await self._run_tools(response.tool_calls)
+            await self._append(context, tool_messages)
+            result.new_messages.extend(tool_messages)
+        result.reply = ITERATION_LIMIT_NOTE.format(n=self.settings.max_iterations)
+        result.stop_reason = "max_iterations"
+        return result
+
+    async def _compact_into(
+        self, context: list[Message], trigger: CompactionTrigger, result: TurnResult
+    ) -> None:
+        compaction = await self.compact(context, trigger)
+        result.compactions.append(compaction)
+        if compaction.user_notice:
+            result.notices.append(compaction.user_notice)
+
+    async def _call_model(self, context: list[Message]) -> ModelResponse:
+        request = self.build_request(context)
+        schemas = self.tools.schemas() or None
+        response = await self.provider.complete(
+            request, tools=schemas, max_tokens=self.settings.max_tokens
+        )
+        self.engine.update_from_response(response.usage)
+        self.tokens_since_usage = 0
+        await self.recorder.record_usage(response.usage, "chat")
+        return response
+
+    def build_request(self, context: Sequence[Message]) -> list[Message]:
+        """The message list sent to the provider: the context with cache breakpoints."""
+        policy = self.settings.cache_policy
+        if policy is None or not policy.enabled:
+            return list(context)
+        return apply_anthropic_cache_control(
+            list(context), cache_ttl=policy.ttl, native_anthropic=policy.native_anthropic
+        )
+
+    async def _run_tools(self, tool_calls: list[dict[str, Any]]) -> list[Message]:
+        calls = [(c.get("id", ""), c.get("function", {})) for c in tool_calls]
+        try:
+            outputs = await asyncio.gather(
+                *(self.tools.call(fn.get("name", ""), fn.get("arguments")) for _, fn in calls)
+            )
+        except asyncio.CancelledError:
+            # /stop while tools run: answer every call so the stored session stays valid.
+            stubs = [
+                _tool_message(cid, fn.get("name", ""), CANCELLED_TOOL_RESULT) for cid, fn in calls
+            ]
+            await asyncio.shield(self.recorder.record_messages(stubs))
+            raise
+        return [
+            _tool_message(cid, fn.get("name", ""), out)
+            for (cid, fn), out in zip(calls, outputs, strict=True)
+        ]
+
+
+def _tool_message(call_id: str, name: str, content: str) -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+
+
+def _text_of(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content or ""
+
+
+def missing_tool_results(context: Sequence[Message]) -> list[Message]:
+    """Stub results for tool calls at the end of ``context`` that were never answered
+    (a crash or ``/stop`` between the call and its results)."""
+    answered: set[str] = set()
+    for message in reversed(context):
+        role = message.get("role")
+        if role == "tool":
+            answered.add(str(message.get("tool_call_id")))
+            continue
+        if role == "assistant" and message.get("tool_calls"):
+            return [
+                _tool_message(
+                    c.get("id", ""), c.get("function", {}).get("name", ""), MISSING_TOOL_RESULT
+                )
+                for c in message["tool_calls"]
+                if str(c.get("id")) not in answered
+            ]
+        return []
+    return []

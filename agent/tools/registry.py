@@ -1,0 +1,123 @@
+"""The tool registry: what the model may call, and the hook context engines add tools through."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+ToolHandler = Callable[[dict[str, Any]], Awaitable[str]]
+
+MAX_TOOL_RESULT_CHARS = 50_000
+"""A single tool result longer than this is cut (with a note), so one call cannot flood context."""
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model should be told about."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One callable tool: its schema (Anthropic form) and the coroutine that runs it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: ToolHandler
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+class ToolRegistry:
+    """Holds the tools offered to the model for one session."""
+
+    def __init__(self, tools: list[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools or []:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is registered twice")
+        self._tools[tool.name] = tool
+
+    def add_engine_tools(
+        self, schemas: list[dict[str, Any]], call: Callable[[str, dict[str, Any]], Awaitable[str]]
+    ) -> None:
+        """Add a context engine's own tools; their calls are routed to the engine."""
+        for schema in schemas:
+            name = schema["name"]
+
+            async def handler(args: dict[str, Any], _name: str = name) -> str:
+                return await call(_name, args)
+
+            self.add(
+                Tool(
+                    name,
+                    schema.get("description", ""),
+                    schema.get("input_schema", {"type": "object"}),
+                    handler,
+                )
+            )
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Tool schemas in a stable order (a stable tool list keeps the prompt cache warm)."""
+        return [self._tools[name].schema() for name in sorted(self._tools)]
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    async def call(self, name: str, arguments: str | dict[str, Any] | None) -> str:
+        """Run a tool; any failure becomes an error text for the model, never an exception."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return f"Error: unknown tool {name!r}. Available: {', '.join(self.names()) or 'none'}."
+        try:
+            args = _parse_arguments(arguments)
+            result = await tool.handler(args)
+        except (ToolError, ValueError, TypeError, KeyError) as exc:
+            return f"Error: {exc}"
+        except Exception as exc:  # a tool bug must not kill the turn; the model is told
+            log.exception("tool %s failed", name)
+            return f"Error: tool {name} failed ({type(exc).__name__})"
+        if len(result) > MAX_TOOL_RESULT_CHARS:
+            cut = len(result) - MAX_TOOL_RESULT_CHARS
+            result = result[:MAX_TOOL_RESULT_CHARS] + f"\n[... {cut} more characters cut]"
+        return result
+
+
+def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON ({exc.msg})") from None
+    if not isinstance(parsed, dict):
+        raise ValueError("arguments must be a JSON object")
+    return parsed
+
+
+def build_registry(names: list[str]) -> ToolRegistry:
+    """A registry with the named built-in tools; an unknown name is a ValueError."""
+    from agent.tools.builtins import BUILTIN_TOOLS
+
+    registry = ToolRegistry()
+    for name in names:
+        if name not in BUILTIN_TOOLS:
+            raise ValueError(
+                f"unknown tool {name!r} (built-ins: {', '.join(sorted(BUILTIN_TOOLS))})"
+            )
+        registry.add(BUILTIN_TOOLS[name])
+    return registry

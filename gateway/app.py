@@ -1,0 +1,57 @@
+"""Opening and closing the pieces a command needs: store, repository, services, sessions."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from gateway.config import Config, hermes_home
+from gateway.services import AgentServices, build_services
+from gateway.sessions import SessionManager
+from gateway.store.db import Store, default_database_url, open_store
+from gateway.store.repository import Repository
+
+
+@dataclass(slots=True)
+class App:
+    """Everything a running command shares."""
+
+    config: Config
+    store: Store
+    repo: Repository
+    services: AgentServices
+    sessions: SessionManager
+
+
+def database_url(config: Config) -> str:
+    """The configured database URL, else SQLite under ``$HERMES_HOME``."""
+    return config.database.url or default_database_url(hermes_home())
+
+
+def configure_logging(config: Config) -> None:
+    """Log to stderr at the configured level (never secrets: nothing logs keys or tokens)."""
+    logging.basicConfig(
+        level=getattr(logging, config.logging.level),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    for noisy in ("httpx", "httpcore", "telegram.ext", "discord", "aiosqlite", "alembic"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.root.level))
+
+
+@asynccontextmanager
+async def open_app(config: Config) -> AsyncIterator[App]:
+    """Open the store (applying migrations), build services and a session manager."""
+    store = await open_store(database_url(config))
+    try:
+        repo = Repository(store)
+        services = build_services(config, repo)
+        sessions = SessionManager(services)
+        try:
+            yield App(config, store, repo, services, sessions)
+        finally:
+            await sessions.close()
+            await services.aclose()
+    finally:
+        await store.close()

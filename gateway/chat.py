@@ -1,0 +1,71 @@
+"""``hermes chat``: the agent and store in a terminal.
+
+Interactive on a terminal; when standard input is not a terminal it reads one message or
+command per line and exits at the end of input, so conversations can be scripted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TextIO
+
+from gateway.app import App
+from gateway.commands import parse_command
+from gateway.session import SessionAddress, TurnReply
+
+PROMPT = "you> "
+REPLY_PREFIX = "hermes> "
+NOTICE_PREFIX = "notice> "
+
+
+def cli_address(name: str) -> SessionAddress:
+    """The session address of a terminal chat named ``name``."""
+    return SessionAddress(key=f"cli:{name}", platform="cli", chat_id=name)
+
+
+async def _read_line(stream: TextIO, interactive: bool) -> str | None:
+    if interactive:
+        try:
+            return await asyncio.to_thread(input, PROMPT)
+        except EOFError:
+            return None
+    line = await asyncio.to_thread(stream.readline)
+    return line if line else None
+
+
+def _print_reply(reply: TurnReply, out: TextIO) -> None:
+    for notice in reply.notices:
+        print(NOTICE_PREFIX + notice, file=out)
+    print(REPLY_PREFIX + reply.text, file=out, flush=True)
+
+
+async def run_chat(
+    app: App, session_name: str, stream: TextIO | None = None, out: TextIO | None = None
+) -> int:
+    """Run the chat until end of input; returns the exit code."""
+    stream = stream or sys.stdin
+    out = out or sys.stdout
+    interactive = stream.isatty()
+    address = cli_address(session_name)
+    runtime = await app.sessions.get(address)
+    if interactive:
+        print(app.services.caching_line, file=out)
+        print(f"Session #{runtime.session_id}. Type /help for commands, Ctrl-D to quit.", file=out)
+    while True:
+        line = await _read_line(stream, interactive)
+        if line is None:
+            return 0
+        text = line.rstrip("\n")
+        if not text.strip():
+            continue
+        command = parse_command(text)
+        if command is not None:
+            print(
+                REPLY_PREFIX + await app.sessions.run_command(address, command),
+                file=out,
+                flush=True,
+            )
+            continue
+        reply = await app.sessions.run_turn(address, text)
+        _print_reply(reply, out)

@@ -1,0 +1,201 @@
+"""The ``hermes`` command line: chat, gateway, demo, sessions, plugins, db, config, doctor."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import yaml
+
+from gateway.config import Config, ConfigError, load_config, masked_config
+
+EXIT_CONFIG_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hermes",
+        description="Hermes Gateway: chat with Claude from Telegram, Discord and the terminal.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config", metavar="PATH", help="configuration file (default: $HERMES_HOME/config.yaml)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    chat = sub.add_parser(
+        "chat", parents=[common], help="chat in the terminal (scriptable on stdin)"
+    )
+    chat.add_argument("--session", default="local", help="session name (default: local)")
+
+    gateway = sub.add_parser("gateway", parents=[common], help="the Telegram/Discord daemon")
+    gateway.add_argument("action", choices=["run"])
+
+    demo = sub.add_parser("demo", parents=[common], help="offline demo against local emulators")
+    demo.add_argument("--turns", type=int, default=None, help="number of scripted turns")
+
+    sessions = sub.add_parser(
+        "sessions", parents=[common], help="list, show or export stored sessions"
+    )
+    sessions.add_argument("action", choices=["list", "show", "export"])
+    sessions.add_argument("session_id", nargs="?", type=int)
+    sessions.add_argument(
+        "--output", "-o", metavar="FILE", help="export: write JSONL here (default: stdout)"
+    )
+
+    plugins = sub.add_parser(
+        "plugins", parents=[common], help="context engines found and the active one"
+    )
+    plugins.add_argument("action", choices=["list"])
+
+    db = sub.add_parser("db", parents=[common], help="database schema")
+    db.add_argument("action", choices=["upgrade"])
+
+    config = sub.add_parser("config", parents=[common], help="validate and print the configuration")
+    config.add_argument("action", choices=["check"])
+
+    sub.add_parser(
+        "doctor", parents=[common], help="check configuration, secrets, database and model"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``hermes`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"hermes: config error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    handler = _HANDLERS[args.command]
+    try:
+        return asyncio.run(handler(config, args))
+    except ConfigError as exc:
+        print(f"hermes: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _chat(config: Config, args: argparse.Namespace) -> int:
+    from gateway.app import configure_logging, open_app
+    from gateway.chat import run_chat
+
+    configure_logging(config)
+    async with open_app(config) as app:
+        return await run_chat(app, args.session)
+
+
+async def _gateway(config: Config, args: argparse.Namespace) -> int:
+    from gateway.run import run_gateway
+
+    return await run_gateway(config)
+
+
+async def _demo(config: Config, args: argparse.Namespace) -> int:
+    from gateway.demo import run_demo
+
+    return await run_demo(turns=args.turns)
+
+
+async def _sessions(config: Config, args: argparse.Namespace) -> int:
+    from gateway.app import database_url
+    from gateway.store.db import open_store
+    from gateway.store.repository import Repository
+
+    store = await open_store(database_url(config))
+    try:
+        repo = Repository(store)
+        if args.action == "list":
+            for s in await repo.list_sessions(limit=1000):
+                flag = "*" if s.active else " "
+                updated = f"{s.updated_at:%Y-%m-%d %H:%M}"
+                print(f"{flag} #{s.id:<5} {s.key:<32} {s.message_count:>6} msgs  updated {updated}")
+            return 0
+        if args.session_id is None:
+            print(f"hermes: sessions {args.action} needs a session id", file=sys.stderr)
+            return EXIT_CONFIG_ERROR
+        if await repo.get_session(args.session_id) is None:
+            print(f"hermes: no session #{args.session_id}", file=sys.stderr)
+            return 1
+        if args.action == "show":
+            for m in await repo.all_messages(args.session_id):
+                mark = "ctx" if m.in_context else "   "
+                content = (
+                    m.content
+                    if isinstance(m.content, str)
+                    else json.dumps(m.content, ensure_ascii=False)
+                )
+                print(f"[{m.id}] {mark} {m.role:<9} {(content or '')[:200]}")
+            return 0
+        # A CLI command: blocking file writes are fine here.
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: ASYNC230
+        try:
+            async for row in repo.export_session(args.session_id):
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        finally:
+            if out is not sys.stdout:
+                out.close()
+        return 0
+    finally:
+        await store.close()
+
+
+async def _plugins(config: Config, args: argparse.Namespace) -> int:
+    from agent.engine_loader import discover_engines
+    from gateway.config import hermes_home
+    from gateway.services import PROJECT_ROOT
+
+    active = config.context.engine
+    engines = discover_engines(PROJECT_ROOT, hermes_home())
+    names = {e.name for e in engines}
+    for info in engines:
+        mark = "*" if info.name == active else " "
+        where = f" ({info.path})" if info.path else ""
+        print(f"{mark} {info.name:<16} {info.source}{where}")
+    if active not in names:
+        print(f"! context.engine '{active}' was not found; the built-in compressor will be used")
+    return 0
+
+
+async def _db(config: Config, args: argparse.Namespace) -> int:
+    from gateway.app import database_url
+    from gateway.config import mask_url
+    from gateway.store.db import upgrade_database
+
+    url = database_url(config)
+    head = await upgrade_database(url)
+    print(f"database {mask_url(url)} is at revision {head}")
+    return 0
+
+
+async def _config(config: Config, args: argparse.Namespace) -> int:
+    print(f"# configuration OK ({config.source})")
+    print(yaml.safe_dump(masked_config(config), sort_keys=False, allow_unicode=True), end="")
+    return 0
+
+
+async def _doctor(config: Config, args: argparse.Namespace) -> int:
+    from gateway.doctor import run_doctor
+
+    return await run_doctor(config)
+
+
+_HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, int]]] = {
+    "chat": _chat,
+    "gateway": _gateway,
+    "demo": _demo,
+    "sessions": _sessions,
+    "plugins": _plugins,
+    "db": _db,
+    "config": _config,
+    "doctor": _doctor,
+}
+
+if __name__ == "__main__":
+    raise SystemExit(main())

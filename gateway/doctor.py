@@ -1,0 +1,61 @@
+"""``hermes doctor``: check what a deployment needs, one line per check, without spending tokens."""
+
+from __future__ import annotations
+
+import os
+
+from agent.model_table import lookup_model
+from agent.prompt_caching import caching_policy, caching_status_line
+from agent.tokens import count_text_tokens
+from gateway.app import database_url
+from gateway.config import Config, mask_url
+
+OK, FAIL, WARN = "ok", "FAIL", "warn"
+
+
+def _secret_check(env_name: str, what: str) -> tuple[str, str]:
+    if os.environ.get(env_name, "").strip():
+        return OK, f"{what}: {env_name} is set"
+    return FAIL, f"{what}: {env_name} is not set (export it or put it in .env)"
+
+
+async def run_doctor(config: Config) -> int:
+    """Print the checks; exit 1 when any failed."""
+    from gateway.store.db import upgrade_database
+
+    checks: list[tuple[str, str]] = [(OK, f"configuration valid ({config.source})")]
+    checks.append(_secret_check(config.model.api_key_env, "model API key"))
+    for name, platform in (
+        ("telegram", config.platforms.telegram),
+        ("discord", config.platforms.discord),
+    ):
+        if platform.enabled:
+            checks.append(_secret_check(platform.token_env, f"{name} bot token"))
+            if not platform.allowed_users and not platform.allow_all:
+                checks.append((WARN, f"{name}: allowed_users is empty, so everyone is refused"))
+    model = lookup_model(config.model.name, context_length_override=config.model.context_length)
+    known = "" if model.known else " (unknown model: 128K assumed, no prices)"
+    checks.append(
+        (OK if model.known else WARN, f"model {model.id}: {model.context_length:,} tokens{known}")
+    )
+    policy = caching_policy(
+        config.model.provider,
+        config.model.name,
+        config.model.base_url,
+        config.prompt_caching.cache_ttl,
+    )
+    checks.append((OK, caching_status_line(policy)))
+    try:
+        count_text_tokens("offline tokenizer check")
+        checks.append((OK, "tokenizer loads offline"))
+    except OSError as exc:
+        checks.append((FAIL, f"tokenizer: {exc}"))
+    url = database_url(config)
+    try:
+        head = await upgrade_database(url)
+        checks.append((OK, f"database {mask_url(url)} at revision {head}"))
+    except Exception as exc:  # any driver error is reported, not raised
+        checks.append((FAIL, f"database {mask_url(url)}: {type(exc).__name__}: {exc}"))
+    for status, text in checks:
+        print(f"[{status:>4}] {text}")
+    return 1 if any(s == FAIL for s, _ in checks) else 0

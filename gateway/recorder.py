@@ -1,0 +1,55 @@
+"""Persists what the agent loop produces: messages, usage with its cost, compactions."""
+
+from __future__ import annotations
+
+from agent.model_table import ModelInfo, cost_usd, lookup_model
+from agent.tokens import message_tokens
+from agent.types import CompactionResult, Message, Usage
+from gateway.store.repository import Repository
+
+
+class StoreRecorder:
+    """The loop's :class:`agent.loop.TurnRecorder` for one stored session."""
+
+    def __init__(
+        self, repo: Repository, session_id: int, model: ModelInfo, provider: str, cache_ttl: str
+    ) -> None:
+        self.repo = repo
+        self.session_id = session_id
+        self.model = model
+        self.provider = provider
+        self.cache_ttl = cache_ttl
+
+    async def record_messages(self, messages: list[Message]) -> None:
+        counts = [message_tokens(m) for m in messages]
+        ids = await self.repo.append_messages(self.session_id, messages, counts)
+        for message, row_id in zip(messages, ids, strict=True):
+            message["_id"] = row_id
+
+    async def record_usage(self, usage: Usage, purpose: str) -> None:
+        info = (
+            lookup_model(usage.model)
+            if usage.model and usage.model != self.model.id
+            else self.model
+        )
+        if not info.known:
+            info = self.model
+        await self.repo.record_usage(
+            self.session_id,
+            usage,
+            provider=self.provider,
+            cost_usd=cost_usd(info, usage, self.cache_ttl),
+            purpose=purpose,
+        )
+        if purpose == "chat":
+            await self.repo.update_session(self.session_id, last_prompt_tokens=usage.prompt_tokens)
+
+    async def record_compaction(self, result: CompactionResult) -> None:
+        new_counts = {
+            index: message_tokens(m) for index, m in enumerate(result.messages) if "_id" not in m
+        }
+        record = await self.repo.apply_compaction(self.session_id, result, new_counts)
+        fresh = [m for m in result.messages if "_id" not in m]
+        for message, row_id in zip(fresh, record.new_message_ids, strict=True):
+            message["_id"] = row_id
+        await self.repo.update_session(self.session_id, last_prompt_tokens=result.tokens_after)

@@ -1,0 +1,128 @@
+"""The process-wide parts every session shares: providers, the auxiliary client, model facts.
+
+Built once from the configuration by :func:`build_services`; sessions get their own context
+engine and agent loop on top of these.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.auxiliary import AuxiliaryClient, AuxiliaryRoute
+from agent.model_table import ModelInfo, lookup_model
+from agent.prompt_caching import CachePolicy, caching_policy, caching_status_line
+from agent.providers import build_provider
+from agent.providers.base import Provider
+from agent.types import Usage
+from gateway.config import Config, hermes_home, require_secret
+from gateway.store.repository import Repository
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+current_session_id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "current_session_id", default=None
+)
+"""The session a task is working for; auxiliary usage is billed to it."""
+
+
+@dataclass(slots=True)
+class AgentServices:
+    """Shared, long-lived parts: one per process."""
+
+    config: Config
+    repo: Repository
+    provider: Provider
+    model: ModelInfo
+    auxiliary: AuxiliaryClient
+    cache_policy: CachePolicy
+    project_root: Path = PROJECT_ROOT
+    home: Path = field(default_factory=hermes_home)
+
+    @property
+    def context_length(self) -> int:
+        return self.model.context_length
+
+    @property
+    def caching_line(self) -> str:
+        return caching_status_line(self.cache_policy)
+
+    async def aclose(self) -> None:
+        await self.auxiliary.aclose()
+        await self.provider.aclose()
+
+
+def _main_provider(config: Config) -> Provider:
+    settings = config.model
+    api_key = require_secret(
+        settings.api_key_env, f"the API key for model.provider={settings.provider}"
+    )
+    return build_provider(
+        settings.provider,
+        model=settings.name,
+        api_key=api_key,
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+    )
+
+
+def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryClient:
+    async def on_usage(task: str, provider_name: str, usage: Usage) -> None:
+        info = lookup_model(usage.model or config.model.name)
+        from agent.model_table import cost_usd
+
+        await repo.record_usage(
+            current_session_id.get(),
+            usage,
+            provider=provider_name,
+            cost_usd=cost_usd(info, usage, config.prompt_caching.cache_ttl),
+            purpose=task,
+        )
+
+    aux = config.auxiliary.compression
+    model_name = aux.model or config.model.name
+    if aux.provider == "auto" and aux.base_url is None:
+        provider = main
+    else:
+        kind = config.model.provider if aux.provider == "auto" else aux.provider
+        key_env = aux.api_key_env or config.model.api_key_env
+        provider = build_provider(
+            kind,
+            model=model_name,
+            api_key=require_secret(key_env, f"the API key for auxiliary.compression ({kind})"),
+            base_url=aux.base_url or config.model.base_url,
+            timeout=aux.timeout,
+            max_retries=1,
+        )
+    context_length = aux.context_length or lookup_model(model_name).context_length
+    route = AuxiliaryRoute(provider, model_name, timeout=aux.timeout, context_length=context_length)
+    return AuxiliaryClient(
+        default=AuxiliaryRoute(main, config.model.name),
+        routes={"compression": route},
+        on_usage=on_usage,
+    )
+
+
+def build_services(config: Config, repo: Repository) -> AgentServices:
+    """Build the providers and auxiliary client; raises ``MissingSecretError`` for a missing key."""
+    provider = _main_provider(config)
+    model = lookup_model(config.model.name, context_length_override=config.model.context_length)
+    policy = caching_policy(
+        config.model.provider,
+        config.model.name,
+        config.model.base_url,
+        config.prompt_caching.cache_ttl,
+    )
+    return AgentServices(
+        config=config,
+        repo=repo,
+        provider=provider,
+        model=model,
+        auxiliary=_auxiliary(config, provider, repo),
+        cache_policy=policy,
+    )

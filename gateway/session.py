@@ -1,0 +1,196 @@
+"""One chat session at run time: its stored record, in-context messages, engine and agent loop.
+
+Everything here is rebuilt from the store on demand, so a session evicted from memory or a
+restarted daemon carries on where it was (context, summary, cooldowns and all).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from agent.context_engine import ContextEngine, EngineContext
+from agent.engine_loader import load_context_engine
+from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
+from agent.tools import build_registry
+from agent.types import CompactionResult, Message
+from gateway.hygiene import needs_hygiene
+from gateway.recorder import StoreRecorder
+from gateway.services import AgentServices, current_session_id
+from gateway.store.records import SessionRecord
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class SessionAddress:
+    """Where a session lives: its key and the platform coordinates it was created from."""
+
+    key: str
+    platform: str
+    chat_id: str
+    user_id: str | None = None
+
+
+@dataclass(slots=True)
+class TurnReply:
+    """What the user gets back from one turn."""
+
+    text: str
+    notices: list[str] = field(default_factory=list)
+    result: TurnResult | None = None
+    hygiene: CompactionResult | None = None
+
+
+def build_engine(services: AgentServices, name: str) -> ContextEngine:
+    """The configured context engine for one session."""
+    config = services.config
+    route = services.auxiliary.route("compression")
+    ctx = EngineContext(
+        context_length=services.context_length,
+        call_llm=services.auxiliary.call_llm,
+        threshold=config.compression.threshold,
+        target_ratio=config.compression.target_ratio,
+        protect_last_n=config.compression.protect_last_n,
+        enabled=config.compression.enabled,
+        engine_config=config.context.engine_section(name),
+        summary_context_length=route.context_length,
+        services={"repo": services.repo},
+    )
+    return load_context_engine(
+        name, ctx, project_root=services.project_root, hermes_home=services.home
+    )
+
+
+class SessionRuntime:
+    """A loaded session: run turns, compact on demand, report usage and status."""
+
+    def __init__(
+        self,
+        services: AgentServices,
+        record: SessionRecord,
+        context: list[Message],
+        engine: ContextEngine,
+    ) -> None:
+        self.services = services
+        self.record = record
+        self.context = context
+        self.engine = engine
+        config = services.config
+        recorder = StoreRecorder(
+            services.repo,
+            record.id,
+            services.model,
+            services.provider.name,
+            config.prompt_caching.cache_ttl,
+        )
+        tools = build_registry(config.agent.tools)
+        if engine.get_tool_schemas():
+            tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
+        self.loop = AgentLoop(
+            services.provider,
+            engine,
+            tools,
+            recorder,
+            LoopSettings(
+                max_tokens=config.model.max_tokens,
+                max_iterations=config.agent.max_iterations,
+                cache_policy=services.cache_policy,
+            ),
+        )
+
+    @property
+    def session_id(self) -> int:
+        return self.record.id
+
+    @classmethod
+    async def open(
+        cls, services: AgentServices, address: SessionAddress, *, fresh: bool = False
+    ) -> SessionRuntime:
+        """Load the active session for ``address`` (or start a new one with ``fresh``)."""
+        repo = services.repo
+        engine_name = services.config.context.engine
+        make = repo.start_new_session if fresh else repo.get_or_create_session
+        record = await make(
+            address.key,
+            platform=address.platform,
+            chat_id=address.chat_id,
+            user_id=address.user_id,
+            engine=engine_name,
+        )
+        if record.engine != engine_name:
+            await repo.update_session(record.id, engine=engine_name)
+        engine = build_engine(services, engine_name)
+        await engine.on_session_start(record.id, dict(record.engine_state or {}))
+        engine.last_prompt_tokens = record.last_prompt_tokens
+        context = await repo.load_context(record.id)
+        runtime = cls(services, record, context, engine)
+        await runtime._ensure_consistent()
+        return runtime
+
+    async def _ensure_consistent(self) -> None:
+        recorder = self.loop.recorder
+        if not self.context:
+            system = {"role": "system", "content": self.services.config.agent.system_prompt}
+            await recorder.record_messages([system])
+            self.context.append(system)
+        stubs = missing_tool_results(self.context)
+        if stubs:
+            await recorder.record_messages(stubs)
+            self.context.extend(stubs)
+
+    async def run_turn(self, text: str) -> TurnReply:
+        """Hygiene, then one agent turn for ``text``."""
+        token = current_session_id.set(self.session_id)
+        try:
+            reply = TurnReply(text="")
+            hygiene = await self.maybe_hygiene()
+            if hygiene is not None:
+                reply.hygiene = hygiene
+                if hygiene.user_notice:
+                    reply.notices.append(hygiene.user_notice)
+            result = await self.loop.run_turn(self.context, {"role": "user", "content": text})
+            reply.result = result
+            reply.text = result.reply
+            reply.notices.extend(result.notices)
+            await self.save_engine_state()
+            return reply
+        finally:
+            current_session_id.reset(token)
+
+    async def maybe_hygiene(self) -> CompactionResult | None:
+        """Compact before the turn when the session is at 85% of the model's context."""
+        config = self.services.config
+        if not needs_hygiene(
+            self.context,
+            last_prompt_tokens=self.engine.last_prompt_tokens,
+            context_length=self.services.context_length,
+            compression_enabled=config.compression.enabled,
+        ):
+            return None
+        log.info("session %s: hygiene compaction before the turn", self.session_id)
+        return await self.loop.compact(self.context, "hygiene")
+
+    async def compress(self, focus: str | None) -> CompactionResult:
+        """Manual compaction (``/compress [focus]``)."""
+        token = current_session_id.set(self.session_id)
+        try:
+            result = await self.loop.compact(self.context, "manual", focus_topic=focus or None)
+            await self.save_engine_state()
+            return result
+        finally:
+            current_session_id.reset(token)
+
+    async def save_engine_state(self) -> None:
+        """Persist the engine's state (summary, cooldowns) with the session."""
+        await self.services.repo.update_session(
+            self.session_id, engine_state=self.engine.get_state()
+        )
+
+    async def reload(self) -> None:
+        """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""
+        self.context[:] = await self.services.repo.load_context(self.session_id)
+        await self._ensure_consistent()
+
+    async def close(self) -> None:
+        await self.engine.on_session_end(self.session_id)
