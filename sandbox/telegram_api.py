@@ -1,0 +1,357 @@
+"""A protocol-faithful local Telegram Bot API server for tests, the offline demo and benchmarks.
+
+The real python-telegram-bot client talks to it through
+``ApplicationBuilder().base_url(emu.base_url).base_file_url(emu.base_file_url)``. It serves the
+methods a chat gateway uses with Telegram's semantics (long-polled getUpdates with offset
+confirmation, per-chat message ids, UTF-16 length limits, HTML/MarkdownV2 parsing into entities,
+Telegram's error descriptions) and can misbehave on request: error answers, 429 flood control,
+dropped connections, silently stalled polls, re-delivered updates.
+
+Call its methods from the event loop's thread; it is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from sandbox.telegram_chats import ApiObject, ChatDirectory
+from sandbox.telegram_faults import FaultPlan, FloodControl
+from sandbox.telegram_methods import BotApiMethods
+from sandbox.telegram_text import detect_entities, split_like_client, trim_text
+from sandbox.telegram_updates import Signal, Update, UpdateQueue
+from sandbox.telegram_wire import ApiError, Params, int_param, ok_response, read_params
+
+GET_UPDATES = "getUpdates"
+DEFAULT_UPDATE_LIMIT = 100
+MAX_UPDATE_LIMIT = 100
+SHUTDOWN_TIMEOUT_SECONDS = 1.0
+_POLL_CONFLICT = (
+    "Conflict: terminated by other getUpdates request; "
+    "make sure that only one bot instance is running"
+)
+_WEBHOOK_CONFLICT = (
+    "Conflict: can't use getUpdates method while webhook is active; "
+    "use deleteWebhook to delete the webhook first"
+)
+
+
+class TelegramEmulator:
+    """A local Bot API server with a scriptable world: push user messages, inspect replies."""
+
+    def __init__(
+        self,
+        *,
+        token: str = "123456:TEST-TOKEN",
+        bot_username: str = "hermes_test_bot",
+        bot_id: int = 777000,
+        clock: Callable[[], float] | None = None,
+        enforce_rate_limits: bool = False,
+        bot_first_name: str = "Hermes",
+    ) -> None:
+        self.token = token
+        self.bot_username = bot_username
+        self.bot_id = bot_id
+        clock = clock or time.time
+        bot_user = {
+            "id": bot_id,
+            "is_bot": True,
+            "first_name": bot_first_name,
+            "username": bot_username,
+        }
+        self._directory = ChatDirectory(bot_user, clock)
+        self._updates = UpdateQueue()
+        self._faults = FaultPlan()
+        self._api = BotApiMethods(
+            self._directory, self._updates, FloodControl(clock) if enforce_rate_limits else None
+        )
+        self.calls: list[tuple[str, Params]] = []
+        """Every API call in arrival order: (method name as the API spells it, decoded params)."""
+        self._updates_changed = Signal()
+        self._activity = Signal()  # a call arrived or was answered
+        self._stall_until = 0.0  # time.monotonic() until which getUpdates hangs
+        self._poll_generation = 0
+        self._closing = False
+        self._runner: web.AppRunner | None = None
+        self._root_url: str | None = None
+
+    # ----- lifecycle -------------------------------------------------------------------------
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        """Start serving on host:port (port 0 picks a free one; read `base_url` afterwards)."""
+        app = web.Application()
+        app.router.add_route("*", "/bot{token}/{method}", self._handle_call)
+        app.router.add_route("*", "/file/bot{token}/{path:.*}", self._handle_file)
+        # handler_cancellation: an abandoned long poll must not hold shutdown for its timeout.
+        runner = web.AppRunner(
+            app, handler_cancellation=True, shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        self._runner = runner
+        bound_port = runner.addresses[0][1]
+        self._root_url = f"http://{host}:{bound_port}"
+        self._closing = False
+
+    async def stop(self) -> None:
+        """Stop serving; pending long polls are answered (empty) at once, nothing hangs."""
+        self._closing = True
+        self._updates_changed.notify()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> TelegramEmulator:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """The Bot API base as python-telegram-bot takes it; it appends the token."""
+        return f"{self._require_started()}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        """The file download base as python-telegram-bot takes it."""
+        return f"{self._require_started()}/file/bot"
+
+    def _require_started(self) -> str:
+        if self._root_url is None:
+            raise RuntimeError("TelegramEmulator is not started; await start() first")
+        return self._root_url
+
+    # ----- the world: users writing to the bot -----------------------------------------------
+
+    def push_message(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        user_id: int | None = None,
+        username: str = "alice",
+        first_name: str = "Alice",
+        chat_type: str = "private",
+        chat_title: str | None = None,
+        message_thread_id: int | None = None,
+        reply_to_bot: bool = False,
+        entities: list[dict[str, Any]] | None = None,
+    ) -> Update:
+        """Queue an Update carrying a user's message and return it (update_id, message).
+
+        Commands ("/new") get a bot_command entity and "@username" a mention entity, as
+        Telegram adds them; pass `entities` to set them yourself. In a private chat the user id
+        defaults to the chat id. A text over 4096 UTF-16 units arrives as several consecutive
+        messages (as Telegram apps send a long paste); the first update is returned.
+        """
+        if chat_type == "private" and user_id is None:
+            user_id = chat_id
+        user = self._directory.remember_user(user_id, username, first_name)
+        self._directory.open_chat(
+            chat_id, chat_type, chat_title, user, forum=message_thread_id is not None
+        )
+        reply_to = self._bot_message_to_reply_to(chat_id) if reply_to_bot else None
+        pushed = []
+        for piece in split_like_client(text):
+            found = entities if entities is not None else detect_entities(piece)
+            piece_text, piece_entities = trim_text(piece, found)  # Telegram trims every message
+            message = self._directory.add_message(
+                chat_id, user, piece_text, piece_entities, message_thread_id, reply_to
+            )
+            pushed.append(self._updates.push("message", message))
+        self._updates_changed.notify()
+        return pushed[0]
+
+    def _bot_message_to_reply_to(self, chat_id: int) -> ApiObject:
+        earlier = self._directory.last_message_from(chat_id, self.bot_id)
+        if earlier is None:  # the test did not let the bot speak yet: invent its last words
+            earlier = self._directory.add_message(chat_id, self._directory.bot_user, "…", [])
+        return earlier
+
+    def redeliver(self, update_id: int) -> None:
+        """Queue an already pushed update again under the same update_id, as a broken server
+        would; it is delivered once more even if the bot confirmed it. KeyError if unknown."""
+        self._updates.redeliver(update_id)
+        self._updates_changed.notify()
+
+    # ----- what the bot did ------------------------------------------------------------------
+
+    def sent_messages(self, chat_id: int | None = None) -> list[dict[str, Any]]:
+        """Messages the bot sent, oldest first: the API Message plus chat_id, parse_mode,
+        message_thread_id, reply_to_message_id and source_text (the text before parsing).
+        Edits update the record in place; deleted ones are marked ``deleted``."""
+        if chat_id is None:
+            return list(self._api.sent)
+        return list(self._api.sent_by_chat.get(chat_id, []))
+
+    async def wait_for_sent(
+        self,
+        chat_id: int,
+        count: int,
+        timeout: float = 10.0,  # noqa: ASYNC109 - the public API names it so
+    ) -> list[dict[str, Any]]:
+        """Wait until at least `count` messages were sent to `chat_id` and return them all.
+
+        Raises TimeoutError listing what was sent if they do not arrive in time.
+        """
+        deadline = time.monotonic() + timeout
+        while len(sent := self.sent_messages(chat_id)) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                texts = [message["text"] for message in sent]
+                raise TimeoutError(
+                    f"expected {count} message(s) to chat {chat_id}, got {len(sent)}: {texts!r}"
+                )
+            await self._activity.wait(remaining)
+        return sent
+
+    @property
+    def chat_actions(self) -> list[tuple[int, str]]:
+        """(chat_id, action) of every sendChatAction, in order."""
+        return self._api.chat_actions
+
+    @property
+    def commands(self) -> list[dict[str, Any]]:
+        """The command list of the last setMyCommands."""
+        return self._api.commands
+
+    @property
+    def webhook_url(self) -> str:
+        """The URL of the last setWebhook ("" when none)."""
+        return self._api.webhook_url
+
+    @property
+    def confirmed_offset(self) -> int:
+        """The highest getUpdates offset the client sent (everything below it is confirmed)."""
+        return self._updates.confirmed_offset
+
+    def calls_of(self, method: str) -> list[Params]:
+        """Parameters of every call of one method, in order."""
+        return [params for name, params in self.calls if name.lower() == method.lower()]
+
+    async def wait_for_calls(
+        self,
+        method: str,
+        count: int = 1,
+        timeout: float = 10.0,  # noqa: ASYNC109 - same shape as wait_for_sent
+    ) -> list[Params]:
+        """Wait until `method` was called at least `count` times (answered or still pending,
+        e.g. a long poll) and return the parameters of those calls; TimeoutError otherwise."""
+        deadline = time.monotonic() + timeout
+        while len(seen := self.calls_of(method)) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"expected {count} call(s) of {method}, got {len(seen)}")
+            await self._activity.wait(remaining)
+        return seen
+
+    # ----- misbehaviour ----------------------------------------------------------------------
+
+    def inject_fault(
+        self,
+        method: str,
+        *,
+        status: int = 500,
+        count: int = 1,
+        retry_after: int | None = None,
+        description: str | None = None,
+    ) -> None:
+        """Answer the next `count` calls of `method` ("*" for any) with an error.
+
+        A 429 reads "Too Many Requests: retry after N" with parameters.retry_after, which
+        python-telegram-bot raises as RetryAfter.
+        """
+        self._faults.add_fault(method, status, count, retry_after, description)
+
+    def drop_connections(self, method: str = GET_UPDATES, count: int = 1) -> None:
+        """Close the connection of the next `count` calls of `method` without any answer."""
+        self._faults.add_drops(method, count)
+
+    def stall_polls(self, seconds: float) -> None:
+        """Make getUpdates hang for `seconds`, delivering nothing even past its timeout:
+        a silently dead poll. Requests still waiting when the stall ends are served normally."""
+        self._stall_until = time.monotonic() + seconds
+        self._updates_changed.notify()
+
+    # ----- HTTP ------------------------------------------------------------------------------
+
+    async def _handle_call(self, request: web.Request) -> web.StreamResponse:
+        if request.match_info["token"] != self.token:
+            return ApiError(401, "Unauthorized").to_response()
+        requested = request.match_info["method"]
+        method = GET_UPDATES if requested.lower() == "getupdates" else None
+        method = method or self._api.canonical_name(requested)
+        try:
+            params = await read_params(request)
+        except ApiError as error:
+            return error.to_response()
+        self.calls.append((method or requested, params))
+        self._activity.notify()
+        if method is None:
+            return ApiError(404, "Not Found").to_response()
+        if self._faults.take_drop(method):
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response()  # never written: the connection is already gone
+        fault = self._faults.take_fault(method)
+        if fault is not None:
+            return fault.to_response()
+        try:
+            if method == GET_UPDATES:
+                result: Any = await self._get_updates(params)
+            else:
+                result = self._api.call(method, params)
+        except ApiError as error:
+            return error.to_response()
+        self._activity.notify()
+        return ok_response(result)
+
+    async def _handle_file(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return ApiError(401, "Unauthorized").to_response()
+        return ApiError(404, "Not Found").to_response()
+
+    async def _get_updates(self, params: Params) -> list[Update]:
+        """Long poll: answer as soon as updates exist, else after `timeout` seconds."""
+        if self._api.webhook_url:
+            raise ApiError(409, _WEBHOOK_CONFLICT)
+        offset = int_param(params, "offset", 0)
+        limit = min(max(int_param(params, "limit", DEFAULT_UPDATE_LIMIT), 1), MAX_UPDATE_LIMIT)
+        timeout = max(int_param(params, "timeout", 0), 0)
+        self._updates.confirm(offset)
+        self._updates.set_allowed_types(params.get("allowed_updates"))
+        # A newer poll ends an older one, as Telegram does when two bot instances run.
+        self._poll_generation += 1
+        generation = self._poll_generation
+        self._updates_changed.notify()
+        deadline = time.monotonic() + timeout
+        while not self._closing:
+            now = time.monotonic()
+            if generation != self._poll_generation:
+                raise ApiError(409, _POLL_CONFLICT)
+            if now < self._stall_until:
+                await self._updates_changed.wait(self._stall_until - now)
+                continue
+            batch = self._updates.take(limit)
+            if batch or now >= deadline:
+                return batch
+            await self._updates_changed.wait(deadline - now)
+        return []
+
+
+async def _main() -> None:  # pragma: no cover - manual use: python -m sandbox.telegram_api
+    emulator = TelegramEmulator()
+    await emulator.start(port=8081)
+    print(f"Telegram Bot API emulator at {emulator.base_url} (token {emulator.token})")
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    asyncio.run(_main())
