@@ -1,0 +1,167 @@
+"""Prompt-cache breakpoints for Claude: where the markers go, and whether to place them at all.
+
+Strategy "system_and_3": one breakpoint on the system prompt, three on the last three messages
+that can carry one. Anthropic allows four per request; the cached prefix then reaches up to the
+newest message, so the next turn reads everything before it from the cache.
+
+Two wire layouts differ in what can carry a marker:
+
+* native Anthropic (``native_anthropic=True``): every message can. A tool result or a message
+  with no content gets a top-level ``cache_control`` that the provider moves onto the right block.
+* OpenRouter (content-part layout): only a content part can. A top-level marker on a ``tool``
+  message or an empty message is ignored there (and can hang the request), so such messages are
+  skipped and the breakpoint goes to the next earlier message that has a content part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agent.model_table import CACHE_TTLS, lookup_model
+from agent.types import Message
+
+MAX_MESSAGE_BREAKPOINTS = 3
+"""Breakpoints on conversation messages; the fourth (of Anthropic's four) goes on the system."""
+
+
+def cache_marker(cache_ttl: str = "5m") -> dict[str, str]:
+    """The ``cache_control`` value for a TTL: ``{"type": "ephemeral"}`` plus ``"ttl": "1h"``."""
+    if cache_ttl not in CACHE_TTLS:
+        raise ValueError(f"cache_ttl must be one of {CACHE_TTLS}, got {cache_ttl!r}")
+    if cache_ttl == "1h":
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def _is_blank_part(part: Any) -> bool:
+    """A text part the provider drops (blank), so a marker placed on it would be lost."""
+    if isinstance(part, str):
+        return not part.strip()
+    if isinstance(part, dict) and part.get("type") == "text":
+        return not str(part.get("text") or "").strip()
+    return False
+
+
+def _last_markable_part(content: list[Any]) -> int | None:
+    """Index of the last content part that survives conversion, or None if there is none."""
+    for index in range(len(content) - 1, -1, -1):
+        if not _is_blank_part(content[index]):
+            return index
+    return None
+
+
+def _has_markable_content(content: Any) -> bool:
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        return _last_markable_part(content) is not None
+    return False
+
+
+def _can_carry_marker(message: Message, native_anthropic: bool) -> bool:
+    """Whether this message can hold a breakpoint on the given layout."""
+    if native_anthropic:
+        return True
+    if message.get("role") == "tool":
+        return False
+    return _has_markable_content(message.get("content"))
+
+
+def _with_marker(message: Message, marker: dict[str, str], native_anthropic: bool) -> Message:
+    """A shallow copy of ``message`` carrying the marker; the original is left untouched.
+
+    Call only for a message that :func:`_can_carry_marker` accepted on the same layout.
+    """
+    marked = dict(message)
+    content = message.get("content")
+    top_level_only = native_anthropic and message.get("role") == "tool"
+    index = _last_markable_part(content) if isinstance(content, list) else None
+    if isinstance(content, str) and content.strip() and not top_level_only:
+        marked["content"] = [{"type": "text", "text": content, "cache_control": dict(marker)}]
+    elif isinstance(content, list) and index is not None and not top_level_only:
+        parts = list(content)
+        part = parts[index]
+        if isinstance(part, str):
+            part = {"type": "text", "text": part}
+        parts[index] = {**part, "cache_control": dict(marker)}
+        marked["content"] = parts
+    else:
+        # Native Anthropic only: the provider moves this onto the tool_result or last block.
+        marked["cache_control"] = dict(marker)
+    return marked
+
+
+def apply_anthropic_cache_control(
+    api_messages: list[Message], cache_ttl: str = "5m", native_anthropic: bool = False
+) -> list[Message]:
+    """A new message list with up to four cache breakpoints (system and the last three).
+
+    Never mutates its input: only the marked messages (at most four) are copied; every other
+    element of the returned list is the very same dict as in ``api_messages``. The input is
+    expected to carry no markers of its own (they would count against Anthropic's limit of four).
+    Raises ValueError for a TTL other than "5m" or "1h".
+    """
+    marker = cache_marker(cache_ttl)
+    result = list(api_messages)
+    system_index = next(
+        (i for i, m in enumerate(result) if m.get("role") == "system"),
+        None,
+    )
+    if system_index is not None and _can_carry_marker(result[system_index], native_anthropic):
+        result[system_index] = _with_marker(result[system_index], marker, native_anthropic)
+
+    remaining = MAX_MESSAGE_BREAKPOINTS
+    for index in range(len(result) - 1, -1, -1):
+        if remaining == 0:
+            break
+        message = result[index]
+        if message.get("role") == "system" or not _can_carry_marker(message, native_anthropic):
+            continue
+        result[index] = _with_marker(message, marker, native_anthropic)
+        remaining -= 1
+    return result
+
+
+@dataclass
+class CachePolicy:
+    """Whether to place cache breakpoints for a provider and model, and in which layout."""
+
+    enabled: bool
+    native_anthropic: bool
+    ttl: str
+    reason: str
+
+
+def _is_openrouter(provider: str, base_url: str | None) -> bool:
+    return provider == "openrouter" or (base_url is not None and "openrouter.ai" in base_url)
+
+
+def caching_policy(provider: str, model: str, base_url: str | None, cache_ttl: str) -> CachePolicy:
+    """The caching decision for a configuration.
+
+    Enabled for Claude models called natively (provider "anthropic") and for Claude models
+    reached through OpenRouter (provider "openrouter", or a base URL on openrouter.ai) in the
+    content-part layout; disabled otherwise. Raises ValueError for an unsupported TTL.
+    """
+    cache_marker(cache_ttl)  # validates the TTL
+    is_claude = lookup_model(model).family == "claude"
+    if not is_claude:
+        return CachePolicy(False, False, cache_ttl, f"model {model} does not support it")
+    if provider == "anthropic":
+        return CachePolicy(True, True, cache_ttl, "Claude native")
+    if _is_openrouter(provider, base_url):
+        if model.lower().startswith("anthropic/"):
+            return CachePolicy(True, False, cache_ttl, "Claude via OpenRouter")
+        return CachePolicy(False, False, cache_ttl, f"OpenRouter model {model} is not anthropic/*")
+    return CachePolicy(False, False, cache_ttl, f"provider {provider} does not support it")
+
+
+def caching_status_line(policy: CachePolicy) -> str:
+    """One line for logs and ``/status``.
+
+    For example ``💾 Prompt caching: ENABLED (Claude native, 5m TTL)``.
+    """
+    if policy.enabled:
+        return f"💾 Prompt caching: ENABLED ({policy.reason}, {policy.ttl} TTL)"
+    return f"💾 Prompt caching: DISABLED ({policy.reason})"

@@ -1,0 +1,71 @@
+"""The one interface every model provider offers the agent.
+
+A provider takes chat-completions messages (see ``agent/types.py``) and tool schemas in
+Anthropic form (``{"name", "description", "input_schema"}``), speaks its own wire format, and
+returns a :class:`~agent.types.ModelResponse` with normalised usage. It raises only the typed
+errors of ``agent/types.py``: ``PromptTooLongError``, ``ProviderTimeoutError``, ``ProviderError``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Literal
+
+from agent.types import Message, ModelResponse
+
+ProviderName = Literal["anthropic", "openrouter", "openai_compat"]
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+DEFAULT_MAX_RETRIES = 2
+MAX_RETRY_WAIT_SECONDS = 60.0
+"""Longest server-requested ``retry-after`` wait honoured inside one call; longer waits are
+cut to this so a worker is never parked for hours by one response header."""
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+"""HTTP statuses below 500 worth retrying (timeouts, lock conflicts, rate limits)."""
+
+
+class Provider(ABC):
+    """A model endpoint the agent can call."""
+
+    name: ProviderName
+    model: str
+    native_anthropic: bool
+
+    @abstractmethod
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int,
+        model: str | None = None,
+    ) -> ModelResponse:
+        """One model call. ``model`` overrides the provider's default model for this call.
+
+        Raises PromptTooLongError when the prompt does not fit the model's context,
+        ProviderTimeoutError on a timeout, and ProviderError (with ``retryable``) otherwise.
+        """
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Release the HTTP client."""
+
+
+def without_bookkeeping(message: Message) -> Message:
+    """The message minus its ``_``-prefixed keys (store ids, cached token counts)."""
+    return {key: value for key, value in message.items() if not key.startswith("_")}
+
+
+def is_retryable_status(status: int) -> bool:
+    """Whether a later attempt may succeed where a response with this status failed."""
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+def error_details(body: Any) -> tuple[str | None, str]:
+    """(error type, message) from an error body, whether wrapped in ``{"error": ...}`` or not."""
+    if isinstance(body, dict):
+        wrapped = body.get("error")
+        inner: dict[str, Any] = wrapped if isinstance(wrapped, dict) else body
+        error_type = inner.get("type") or inner.get("code")
+        return (str(error_type) if error_type else None), str(inner.get("message") or "")
+    return None, str(body or "")

@@ -1,0 +1,211 @@
+"""Any chat-completions endpoint: OpenRouter, OpenAI, local llama.cpp / vLLM / Ollama servers.
+
+The agent's messages already are chat-completions messages, so they go out as they are, minus
+bookkeeping keys; ``cache_control`` inside content parts stays, which is how OpenRouter forwards
+prompt-cache breakpoints to Claude. Usage is normalised so that ``prompt_tokens`` keeps meaning
+the prompt's real size while ``input_tokens`` counts only the uncached part.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+
+from agent.providers.base import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_SECONDS,
+    Provider,
+    ProviderName,
+    error_details,
+    is_retryable_status,
+    without_bookkeeping,
+)
+from agent.types import (
+    Message,
+    ModelResponse,
+    PromptTooLongError,
+    ProviderError,
+    ProviderTimeoutError,
+    Usage,
+)
+
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+CONTEXT_OVERFLOW_MARKERS = ("context length", "maximum context", "too long", "context_length")
+"""Phrases of the 400 errors servers give when the prompt exceeds the model's context."""
+
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    """Read ``name`` from an SDK model or a plain dict alike."""
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def usage_from_openai(usage: Any, model: str = "") -> Usage:
+    """Chat-completions usage normalised.
+
+    ``prompt_tokens`` there already includes cached tokens (``prompt_tokens_details.
+    cached_tokens``) and, on OpenRouter, cache writes (``cache_write_tokens``): both are taken
+    out of ``input_tokens`` so the three parts add up to the prompt's size again.
+    """
+    prompt = int(_field(usage, "prompt_tokens") or 0)
+    details = _field(usage, "prompt_tokens_details")
+    cached = int(_field(details, "cached_tokens") or 0)
+    written = int(_field(details, "cache_write_tokens") or 0)
+    return Usage(
+        input_tokens=max(prompt - cached - written, 0),
+        output_tokens=int(_field(usage, "completion_tokens") or 0),
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+        model=model,
+    )
+
+
+def to_openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Anthropic-form tool schemas as chat-completions function tools."""
+    converted = []
+    for tool in tools:
+        if tool.get("type") == "function":
+            converted.append(tool)
+            continue
+        function = {
+            "name": tool["name"],
+            "description": tool.get("description", ""),
+            "parameters": tool.get("input_schema") or {"type": "object", "properties": {}},
+        }
+        converted.append({"type": "function", "function": function})
+    return converted
+
+
+def _wire_tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    function = call.get("function") or {}
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        return call
+    return {**call, "function": {**function, "arguments": json.dumps(arguments or {})}}
+
+
+def to_openai_message(message: Message) -> Message:
+    """A history message as it goes on the wire: no bookkeeping keys, arguments as JSON text."""
+    wire = without_bookkeeping(message)
+    if wire.get("tool_calls"):
+        wire["tool_calls"] = [_wire_tool_call(call) for call in wire["tool_calls"]]
+    return wire
+
+
+def map_openai_error(exc: openai.APIError) -> ProviderError:
+    """The typed error for an SDK error (the API key never appears in any of them)."""
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderTimeoutError(f"model request timed out: {exc}", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderError(f"cannot reach the model endpoint: {exc}", retryable=True)
+    if not isinstance(exc, openai.APIStatusError):
+        return ProviderError(f"unexpected model endpoint response: {exc}")
+    return _status_error(exc.status_code, exc.body, fallback=str(exc))
+
+
+def _status_error(status: int, body: Any, *, fallback: str = "") -> ProviderError:
+    error_type, message = error_details(body)
+    message = message or fallback
+    text = f"model endpoint error {status} ({error_type or 'unknown'}): {message}"
+    lowered = f"{message} {error_type or ''}".lower()
+    if status in (400, 413) and any(marker in lowered for marker in CONTEXT_OVERFLOW_MARKERS):
+        return PromptTooLongError(text, status=status)
+    return ProviderError(text, status=status, retryable=is_retryable_status(status))
+
+
+def _reply_message(message: Any) -> Message:
+    """The SDK's assistant message as a chat-completions dict."""
+    reply: Message = {"role": "assistant", "content": _field(message, "content")}
+    calls = _field(message, "tool_calls") or []
+    if calls:
+        reply["tool_calls"] = [
+            {
+                "id": _field(call, "id"),
+                "type": "function",
+                "function": {
+                    "name": _field(_field(call, "function"), "name"),
+                    "arguments": _field(_field(call, "function"), "arguments") or "{}",
+                },
+            }
+            for call in calls
+        ]
+    elif reply["content"] is None:
+        reply["content"] = ""
+    return reply
+
+
+class OpenAICompatProvider(Provider):
+    """A chat-completions endpoint; ``name="openrouter"`` marks OpenRouter (cache markers on)."""
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str,
+        base_url: str | None,
+        name: ProviderName = "openai_compat",
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None:
+        if name not in ("openai_compat", "openrouter"):
+            raise ValueError(
+                f"OpenAICompatProvider name must be openai_compat or openrouter: {name}"
+            )
+        self.name = name
+        self.model = model
+        self.native_anthropic = False
+        if name == "openrouter" and not base_url:
+            base_url = OPENROUTER_BASE_URL
+        # OpenAI's own API refuses `max_tokens` for newer models; other servers only know it.
+        self._tokens_param = (
+            "max_completion_tokens"
+            if not base_url or "api.openai.com" in base_url
+            else "max_tokens"
+        )
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatProvider(name={self.name!r}, model={self.model!r})"
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int,
+        model: str | None = None,
+    ) -> ModelResponse:
+        """One chat-completions call; returns the assistant message and normalised usage."""
+        params: dict[str, Any] = {
+            "model": model or self.model,
+            "messages": [to_openai_message(m) for m in messages],
+            self._tokens_param: max_tokens,
+        }
+        if tools:
+            params["tools"] = to_openai_tools(tools)
+        if self.name == "openrouter":
+            params["extra_body"] = {"usage": {"include": True}}
+        try:
+            response = await self._client.chat.completions.create(**params)
+        except openai.APIError as exc:
+            raise map_openai_error(exc) from exc
+        if not response.choices:
+            # OpenRouter reports some upstream failures as a 200 with an `error` object.
+            error = (getattr(response, "model_extra", None) or {}).get("error")
+            code = _field(error, "code") if isinstance(error, dict) else None
+            status = code if isinstance(code, int) else 502
+            raise _status_error(status, error, fallback="response without choices")
+        choice = response.choices[0]
+        return ModelResponse(
+            message=_reply_message(choice.message),
+            usage=usage_from_openai(response.usage, response.model or params["model"]),
+            stop_reason=choice.finish_reason,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client."""
+        await self._client.close()
