@@ -1,0 +1,1 @@
+"""Protocol-faithful local emulators (Telegram, Discord, Anthropic) for tests, demo, benchmarks."""
