@@ -1,0 +1,1 @@
+"""Hermes Gateway: the daemon that connects chat platforms to the agent and stores everything."""

@@ -1,0 +1,180 @@
+"""Opening the store: the engine, SQLite connection pragmas and schema migrations at start-up.
+
+The schema is owned by the alembic revisions in ``migrations/``; :func:`open_store` brings any
+database up to the newest revision before handing out a :class:`Store`, so the daemon, the CLI
+and the tests all run against the same schema. Upgrading an up-to-date database does nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+import migrations
+
+DATABASE_FILE_NAME = "hermes.db"
+"""The SQLite file under ``$HERMES_HOME`` when ``database.url`` is not configured."""
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+"""How long a SQLite connection waits for another writer; far longer than any write we make."""
+
+SQLITE_CONNECT_PRAGMAS = (
+    # WAL lets readers run while one writer writes; NORMAL sync is durable across app crashes.
+    "PRAGMA journal_mode=WAL",
+    f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+)
+
+# __path__ rather than __file__: an editable install may expose the package as a namespace.
+MIGRATIONS_DIR = Path(next(iter(migrations.__path__))).resolve()
+"""The alembic script directory (``migrations/``), wherever the package is installed."""
+
+ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
+"""The asyncio driver used for a URL that names only the database (``postgresql://...``)."""
+
+
+@dataclass(eq=False)
+class Store:
+    """An open database: the engine, a session factory and the single-writer lock.
+
+    Every write goes through :attr:`write_lock` and one short transaction, so concurrent
+    tasks never meet "database is locked" on SQLite. Use :class:`gateway.store.Repository`
+    for queries; nothing else should build SQL.
+    """
+
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def dialect_name(self) -> str:
+        """The backend's name: ``"sqlite"`` or ``"postgresql"``."""
+        return self.engine.dialect.name
+
+    async def close(self) -> None:
+        """Close every pooled connection. The store cannot be used afterwards."""
+        await self.engine.dispose()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+def default_database_url(hermes_home: Path) -> str:
+    """The SQLite URL used when no ``database.url`` is configured: ``<home>/hermes.db``."""
+    return f"sqlite+aiosqlite:///{hermes_home.expanduser() / DATABASE_FILE_NAME}"
+
+
+def create_store_engine(url: str) -> AsyncEngine:
+    """Build the async engine for ``url`` with the store's connection settings.
+
+    A URL naming only the database (``sqlite:///...``, ``postgresql://...``) gets the asyncio
+    driver. For SQLite files the parent directory is created and the pragmas in
+    :data:`SQLITE_CONNECT_PRAGMAS` are set on every new connection.
+    """
+    parsed = _normalise_url(make_url(url))
+    engine = create_async_engine(parsed)
+    if engine.dialect.name == "sqlite":
+        _create_sqlite_parent_dir(parsed)
+        event.listen(engine.sync_engine, "connect", _apply_sqlite_pragmas)
+    return engine
+
+
+async def open_store(url: str) -> Store:
+    """Open the database at ``url``, upgrading its schema to the newest revision first."""
+    engine = create_store_engine(url)
+    try:
+        await _upgrade_to_head(engine)
+    except BaseException:
+        await engine.dispose()
+        raise
+    sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
+    return Store(engine=engine, sessionmaker=sessionmaker)
+
+
+async def upgrade_database(url: str) -> str:
+    """Bring the database at ``url`` to the newest schema (``hermes db upgrade``).
+
+    Returns the revision the database is at afterwards, which is the head revision.
+    """
+    engine = create_store_engine(url)
+    try:
+        return await _upgrade_to_head(engine)
+    finally:
+        await engine.dispose()
+
+
+def alembic_config() -> Config:
+    """An alembic configuration pointing at ``migrations/``, with no ini file.
+
+    Without an ini file ``migrations/env.py`` leaves logging alone and expects the connection
+    in ``config.attributes["connection"]``.
+    """
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    return config
+
+
+async def _upgrade_to_head(engine: AsyncEngine) -> str:
+    """Run ``alembic upgrade head`` on one connection of ``engine`` inside the running loop."""
+    config = alembic_config()
+
+    def upgrade(connection: Connection) -> str:
+        # env.py picks the connection up here instead of calling asyncio.run() itself.
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+        revision = MigrationContext.configure(connection).get_current_revision()
+        if revision is None:
+            raise RuntimeError("alembic upgrade finished without recording a revision")
+        return revision
+
+    async with engine.begin() as connection:
+        return await connection.run_sync(upgrade)
+
+
+def _normalise_url(url: URL) -> URL:
+    driver = ASYNC_DRIVERS.get(url.drivername)
+    if driver:
+        url = url.set(drivername=driver)
+    if url.drivername.startswith("sqlite") and url.database and url.database.startswith("~"):
+        url = url.set(database=str(Path(url.database).expanduser()))
+    return url
+
+
+def _create_sqlite_parent_dir(url: URL) -> None:
+    database = url.database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+
+
+def _apply_sqlite_pragmas(dbapi_connection: Any, _connection_record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        for pragma in SQLITE_CONNECT_PRAGMAS:
+            cursor.execute(pragma)
+    finally:
+        cursor.close()

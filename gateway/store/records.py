@@ -1,0 +1,165 @@
+"""Immutable values the repository hands to its callers, one per kind of stored thing.
+
+Callers never see SQLAlchemy rows: these frozen dataclasses are the store's public vocabulary.
+Datetimes are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agent.types import Message
+
+MESSAGE_KIND = "message"
+"""A message as said by the user, the model or a tool."""
+SUMMARY_KIND = "summary"
+"""A summary written by a compaction, standing in for the messages it replaced."""
+DERIVED_KIND = "derived"
+"""A rewritten copy made by a compaction (a pruned tool output, a repair stub)."""
+NOTICE_KIND = "notice"
+"""A note from the gateway itself, e.g. that the context was compacted."""
+MESSAGE_KINDS = frozenset({MESSAGE_KIND, SUMMARY_KIND, DERIVED_KIND, NOTICE_KIND})
+
+INBOUND_STATUSES = frozenset({"pending", "processing", "done", "refused", "failed"})
+"""Life cycle of a received platform message: pending -> processing -> done/refused/failed."""
+UNFINISHED_INBOUND_STATUSES = ("pending", "processing")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One conversation and the context-engine state that must survive a restart."""
+
+    id: int
+    key: str
+    platform: str
+    chat_id: str
+    user_id: str | None
+    title: str | None
+    active: bool
+    engine: str
+    engine_state: dict[str, Any]
+    previous_summary: str | None
+    compression_count: int
+    last_prompt_tokens: int | None
+    compaction_cooldown_until: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """A line of ``hermes sessions list``: a session and how many messages it holds."""
+
+    id: int
+    key: str
+    platform: str
+    active: bool
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+    title: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRecord:
+    """One stored message with its bookkeeping (context position, kind, token count)."""
+
+    id: int
+    session_id: int
+    role: str
+    content: Any
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str | None
+    extra: dict[str, Any] | None
+    token_count: int
+    in_context: bool
+    ctx_pos: int | None
+    kind: str
+    created_at: datetime
+    platform_message_id: str | None
+
+    def as_message(self) -> Message:
+        """The chat-completions dict, with ``"_id"`` and ``"_tokens"`` for bookkeeping.
+
+        Keys the message was stored with beyond role/content/tool_calls/tool_call_id come back
+        from ``extra``; a summary, derived or notice message also carries ``"_kind"``.
+        """
+        message: Message = {"role": self.role, "content": self.content}
+        if self.tool_calls is not None:
+            message["tool_calls"] = self.tool_calls
+        if self.tool_call_id is not None:
+            message["tool_call_id"] = self.tool_call_id
+        if self.extra:
+            message.update(self.extra)
+        message["_id"] = self.id
+        message["_tokens"] = self.token_count
+        if self.kind != MESSAGE_KIND:
+            message["_kind"] = self.kind
+        return message
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRecord:
+    """One compaction attempt as stored.
+
+    ``new_message_ids`` are the rows :meth:`Repository.apply_compaction` inserted, in the order
+    of the new context, so the caller can put ``"_id"`` on its in-memory copies.
+    """
+
+    id: int
+    session_id: int
+    trigger: str
+    outcome: str
+    degraded: bool
+    first_message_id: int | None
+    last_message_id: int | None
+    summary: str | None
+    summary_message_id: int | None
+    tokens_before: int
+    tokens_after: int
+    detail: str
+    created_at: datetime
+    new_message_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """Token usage and cost summed over a session's API calls (``/usage``)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything sent as prompt: uncached input, cache reads and cache writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """The share of prompt tokens served from the prompt cache (0 when nothing was sent)."""
+        prompt = self.prompt_tokens
+        return self.cache_read_tokens / prompt if prompt else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class InboundRecord:
+    """A received platform message and how far its handling got."""
+
+    id: int
+    platform: str
+    platform_message_id: str
+    session_key: str
+    chat_id: str
+    user_id: str | None
+    text: str
+    payload: dict[str, Any]
+    status: str
+    reply_platform_ids: tuple[str, ...]
+    received_at: datetime
+    updated_at: datetime

@@ -1,0 +1,49 @@
+"""The repository: the one place that speaks SQL to the store.
+
+:class:`Repository` is assembled from one class per concern, each in its own module:
+
+* sessions (``repository_sessions``): the active session per key, ``/new``, engine state;
+* messages (``repository_messages``): appending, the in-context list, the full history;
+* compactions (``repository_compactions``): applying a new context, the record of attempts;
+* usage (``repository_usage``): tokens and cost per API call, totals for ``/usage``;
+* inbound (``repository_inbound``): received platform messages, exactly-once handling;
+* export (``repository_export``): a session as JSON-safe dicts.
+
+Reads run concurrently; every write takes the store's write lock and one short transaction.
+"""
+
+from __future__ import annotations
+
+from gateway.store.repository_base import NotFoundError, StoreError
+from gateway.store.repository_compactions import CompactionQueries
+from gateway.store.repository_export import ExportQueries
+from gateway.store.repository_inbound import InboundQueries
+from gateway.store.repository_messages import MessageQueries
+from gateway.store.repository_sessions import (
+    DEFAULT_ENGINE,
+    UPDATABLE_SESSION_FIELDS,
+    SessionQueries,
+)
+from gateway.store.repository_usage import UsageQueries
+
+__all__ = [
+    "DEFAULT_ENGINE",
+    "UPDATABLE_SESSION_FIELDS",
+    "NotFoundError",
+    "Repository",
+    "StoreError",
+]
+
+
+class Repository(
+    SessionQueries,
+    MessageQueries,
+    CompactionQueries,
+    UsageQueries,
+    InboundQueries,
+    ExportQueries,
+):
+    """Every query the gateway makes, over one open :class:`gateway.store.Store`.
+
+    ``Repository(store)``; all methods are coroutines (``export_session`` an async iterator).
+    """

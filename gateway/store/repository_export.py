@@ -1,0 +1,76 @@
+"""Exporting a session as JSON-safe dicts (``hermes sessions export`` writes them as JSONL)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from gateway.store.records import CompactionRecord, MessageRecord
+from gateway.store.repository_base import RepositoryBase
+from gateway.store.repository_compactions import compaction_record
+from gateway.store.repository_messages import message_record
+from gateway.store.tables import CompactionRow, MessageRow, messages_table
+
+EXPORT_PAGE_SIZE = 500
+"""Messages read per query, so a huge session is never held in memory at once."""
+
+
+class ExportQueries(RepositoryBase):
+    """Streaming every stored message and compaction of a session."""
+
+    async def export_session(self, session_id: int) -> AsyncIterator[dict[str, Any]]:
+        """Every stored message (``"type": "message"``) in order, then every compaction
+        (``"type": "compaction"``), as JSON-safe dicts with ISO-8601 datetimes.
+
+        Messages are read a page at a time and no transaction stays open between pages.
+        """
+        after_id = 0
+        while True:
+            query = (
+                select(messages_table)
+                .where(MessageRow.session_id == session_id, MessageRow.id > after_id)
+                .order_by(MessageRow.id)
+                .limit(EXPORT_PAGE_SIZE)
+            )
+            async with self._reading() as session:
+                page = [message_record(row) for row in await session.execute(query)]
+            for record in page:
+                yield exported_message(record)
+            if len(page) < EXPORT_PAGE_SIZE:
+                break
+            after_id = page[-1].id
+        for compaction in await self._compactions_of(session_id):
+            yield exported_compaction(compaction)
+
+    async def _compactions_of(self, session_id: int) -> list[CompactionRecord]:
+        query = (
+            select(CompactionRow)
+            .where(CompactionRow.session_id == session_id)
+            .order_by(CompactionRow.id)
+        )
+        async with self._reading() as session:
+            rows = (await session.scalars(query)).all()
+        return [compaction_record(row) for row in rows]
+
+
+def exported_message(record: MessageRecord) -> dict[str, Any]:
+    """A stored message as an export line: every column, ``"type": "message"``."""
+    return {"type": "message", **_json_safe(asdict(record))}
+
+
+def exported_compaction(record: CompactionRecord) -> dict[str, Any]:
+    """A compaction as an export line: every column, ``"type": "compaction"``."""
+    fields = asdict(record)
+    del fields["new_message_ids"]  # only meaningful to the caller of apply_compaction
+    return {"type": "compaction", **_json_safe(fields)}
+
+
+def _json_safe(fields: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: value.isoformat() if isinstance(value, datetime) else value
+        for name, value in fields.items()
+    }

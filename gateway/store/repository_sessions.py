@@ -1,0 +1,195 @@
+"""Sessions: one conversation per key at a time, plus the engine state kept with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Select, func, select, true, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from gateway.store.records import SessionRecord, SessionSummary
+from gateway.store.repository_base import RepositoryBase, touch_session
+from gateway.store.tables import MessageRow, SessionRow, utcnow
+
+DEFAULT_ENGINE = "compressor"
+"""The context engine a new session starts with."""
+
+UPDATABLE_SESSION_FIELDS = frozenset(
+    {
+        "last_prompt_tokens",
+        "engine",
+        "engine_state",
+        "previous_summary",
+        "compression_count",
+        "compaction_cooldown_until",
+        "title",
+    }
+)
+"""The session columns :meth:`SessionQueries.update_session` may change."""
+
+DEFAULT_SESSION_LIST_LIMIT = 100
+
+
+class SessionQueries(RepositoryBase):
+    """Finding, starting and updating sessions."""
+
+    async def get_or_create_session(
+        self,
+        key: str,
+        *,
+        platform: str,
+        chat_id: str,
+        user_id: str | None = None,
+        engine: str = DEFAULT_ENGINE,
+    ) -> SessionRecord:
+        """The active session for ``key``, created if the key has none yet."""
+        async with self._reading() as session:
+            row = await session.scalar(_active_session(key))
+            if row is not None:
+                return session_record(row)
+        try:
+            async with self._writing() as session:
+                row = await session.scalar(_active_session(key))
+                if row is None:
+                    row = await _insert_active_session(
+                        session, key, platform, chat_id, user_id, engine
+                    )
+                return session_record(row)
+        except IntegrityError:
+            # Another process created it between our read and our insert: use theirs.
+            async with self._reading() as session:
+                row = await session.scalar(_active_session(key))
+                if row is None:
+                    raise
+                return session_record(row)
+
+    async def start_new_session(
+        self,
+        key: str,
+        *,
+        platform: str,
+        chat_id: str,
+        user_id: str | None = None,
+        engine: str = DEFAULT_ENGINE,
+    ) -> SessionRecord:
+        """Start a fresh active session for ``key`` (``/new``); the old one is kept, inactive."""
+        async with self._writing() as session:
+            await session.execute(
+                update(SessionRow)
+                .where(SessionRow.key == key, SessionRow.active == true())
+                .values(active=False, updated_at=utcnow())
+            )
+            row = await _insert_active_session(session, key, platform, chat_id, user_id, engine)
+            return session_record(row)
+
+    async def get_session(self, session_id: int) -> SessionRecord | None:
+        """The session with this id, or None."""
+        async with self._reading() as session:
+            row = await session.get(SessionRow, session_id)
+            return session_record(row) if row is not None else None
+
+    async def list_sessions(
+        self, *, limit: int = DEFAULT_SESSION_LIST_LIMIT, key: str | None = None
+    ) -> list[SessionSummary]:
+        """Sessions, most recently updated first, each with its number of stored messages."""
+        message_count = (
+            select(func.count(MessageRow.id))
+            .where(MessageRow.session_id == SessionRow.id)
+            .scalar_subquery()
+        )
+        query = select(SessionRow, message_count).order_by(
+            SessionRow.updated_at.desc(), SessionRow.id.desc()
+        )
+        if key is not None:
+            query = query.where(SessionRow.key == key)
+        async with self._reading() as session:
+            result = await session.execute(query.limit(limit))
+            return [_session_summary(row, count) for row, count in result]
+
+    async def update_session(self, session_id: int, **fields: Any) -> None:
+        """Change some of :data:`UPDATABLE_SESSION_FIELDS` on a session.
+
+        Raises ValueError for any other field and NotFoundError for an unknown session.
+        """
+        unknown = set(fields) - UPDATABLE_SESSION_FIELDS
+        if unknown:
+            raise ValueError(
+                f"cannot update session field(s) {sorted(unknown)}; "
+                f"allowed: {sorted(UPDATABLE_SESSION_FIELDS)}"
+            )
+        if fields.get("engine_state", {}) is None:
+            raise ValueError("engine_state must be a dict, not None")
+        cooldown = fields.get("compaction_cooldown_until")
+        if cooldown is not None and cooldown.tzinfo is None:
+            raise ValueError("compaction_cooldown_until must be timezone-aware (naive given)")
+        async with self._writing() as session:
+            await touch_session(session, session_id, **fields)
+
+
+def _active_session(key: str) -> Select[SessionRow]:
+    return select(SessionRow).where(SessionRow.key == key, SessionRow.active == true())
+
+
+async def _insert_active_session(
+    session: AsyncSession,
+    key: str,
+    platform: str,
+    chat_id: str,
+    user_id: str | None,
+    engine: str,
+) -> SessionRow:
+    now = utcnow()
+    row = SessionRow(
+        key=key,
+        platform=platform,
+        chat_id=chat_id,
+        user_id=user_id,
+        title=None,
+        active=True,
+        engine=engine,
+        engine_state={},
+        previous_summary=None,
+        compression_count=0,
+        last_prompt_tokens=None,
+        compaction_cooldown_until=None,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(row)
+    await session.flush()
+    return row
+
+
+def session_record(row: SessionRow) -> SessionRecord:
+    """The immutable view of a session row."""
+    return SessionRecord(
+        id=row.id,
+        key=row.key,
+        platform=row.platform,
+        chat_id=row.chat_id,
+        user_id=row.user_id,
+        title=row.title,
+        active=row.active,
+        engine=row.engine,
+        engine_state=dict(row.engine_state or {}),
+        previous_summary=row.previous_summary,
+        compression_count=row.compression_count,
+        last_prompt_tokens=row.last_prompt_tokens,
+        compaction_cooldown_until=row.compaction_cooldown_until,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def _session_summary(row: SessionRow, message_count: int) -> SessionSummary:
+    return SessionSummary(
+        id=row.id,
+        key=row.key,
+        platform=row.platform,
+        active=row.active,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        message_count=message_count,
+        title=row.title,
+    )

@@ -1,0 +1,66 @@
+"""API usage: one row per model call, summed per session for ``/usage``."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, insert, select
+
+from agent.types import Usage
+from gateway.store.records import UsageTotals
+from gateway.store.repository_base import RepositoryBase
+from gateway.store.tables import ApiUsageRow, utcnow
+
+CHAT_PURPOSE = "chat"
+"""Usage of the main model answering the user; compaction calls use ``"compression"``."""
+
+
+class UsageQueries(RepositoryBase):
+    """Recording and summing the token usage and cost of API calls."""
+
+    async def record_usage(
+        self,
+        session_id: int | None,
+        usage: Usage,
+        *,
+        provider: str,
+        cost_usd: float,
+        purpose: str = CHAT_PURPOSE,
+    ) -> None:
+        """Store the usage of one API call (``session_id`` None for calls outside a session)."""
+        async with self._writing() as session:
+            await session.execute(
+                insert(ApiUsageRow).values(
+                    session_id=session_id,
+                    purpose=purpose,
+                    provider=provider,
+                    model=usage.model,
+                    input_tokens=usage.input_tokens,
+                    output_tokens=usage.output_tokens,
+                    cache_read_tokens=usage.cache_read_tokens,
+                    cache_write_tokens=usage.cache_write_tokens,
+                    cost_usd=cost_usd,
+                    created_at=utcnow(),
+                )
+            )
+
+    async def usage_totals(self, session_id: int) -> UsageTotals:
+        """Calls, tokens and cost summed over every API call of the session."""
+        query = select(
+            func.count(ApiUsageRow.id),
+            func.coalesce(func.sum(ApiUsageRow.input_tokens), 0),
+            func.coalesce(func.sum(ApiUsageRow.output_tokens), 0),
+            func.coalesce(func.sum(ApiUsageRow.cache_read_tokens), 0),
+            func.coalesce(func.sum(ApiUsageRow.cache_write_tokens), 0),
+            func.coalesce(func.sum(ApiUsageRow.cost_usd), 0.0),
+        ).where(ApiUsageRow.session_id == session_id)
+        async with self._reading() as session:
+            calls, input_tokens, output_tokens, cache_read, cache_write, cost = (
+                await session.execute(query)
+            ).one()
+        return UsageTotals(
+            calls=int(calls),
+            input_tokens=int(input_tokens),
+            output_tokens=int(output_tokens),
+            cache_read_tokens=int(cache_read),
+            cache_write_tokens=int(cache_write),
+            cost_usd=float(cost),
+        )

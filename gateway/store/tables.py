@@ -1,0 +1,216 @@
+"""The store's tables as SQLAlchemy 2 declarative models.
+
+These models describe the schema for queries; the schema itself is created and changed only by
+the alembic revisions in ``migrations/versions``, which must stay in step with this module (a
+test compares the two). Only the repository modules import these classes.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+"""Deterministic constraint names, so batch ALTERs on SQLite can find constraints again."""
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend.
+
+    SQLite keeps no zone, so values are stored as naive UTC and given their zone back on load;
+    PostgreSQL stores ``timestamptz``. Naive values are refused: they are always a bug here.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}; the store keeps timezone-aware UTC")
+        utc_value = value.astimezone(UTC)
+        # SQLite's DateTime type would drop the zone anyway; strip it so values compare as text.
+        return utc_value.replace(tzinfo=None) if dialect.name == "sqlite" else utc_value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    """The current time as a timezone-aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+# ``none_as_null``: a Python None is stored as SQL NULL, not as the JSON literal ``null``.
+NullableJSON = JSON(none_as_null=True)
+
+
+class Base(DeclarativeBase):
+    """Declarative base carrying the naming convention for every table."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class SessionRow(Base):
+    """One conversation. Per key (e.g. ``telegram:42``) exactly one session is active."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (
+        # At most one active session per key, enforced by the database itself.
+        Index(
+            "ix_sessions_one_active_per_key",
+            "key",
+            unique=True,
+            sqlite_where=text("active"),
+            postgresql_where=text("active"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String, index=True)
+    platform: Mapped[str] = mapped_column(String)
+    chat_id: Mapped[str] = mapped_column(String)
+    user_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    title: Mapped[str | None] = mapped_column(String, nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean)
+    engine: Mapped[str] = mapped_column(String)
+    engine_state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    previous_summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    compression_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    compaction_cooldown_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MessageRow(Base):
+    """One chat-completions message. Never deleted; compaction only moves it out of context."""
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        Index("ix_messages_session_context", "session_id", "in_context", "ctx_pos"),
+        Index("ix_messages_session_order", "session_id", "id"),
+        # Each context position is held by one message: load_context's order is never ambiguous.
+        Index(
+            "ix_messages_one_per_ctx_pos",
+            "session_id",
+            "ctx_pos",
+            unique=True,
+            sqlite_where=text("in_context"),
+            postgresql_where=text("in_context"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"))
+    role: Mapped[str] = mapped_column(String)
+    content: Mapped[Any] = mapped_column(NullableJSON, nullable=True)
+    tool_calls: Mapped[Any] = mapped_column(NullableJSON, nullable=True)
+    tool_call_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    extra: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON, nullable=True)
+    token_count: Mapped[int] = mapped_column(Integer, default=0)
+    in_context: Mapped[bool] = mapped_column(Boolean)
+    ctx_pos: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    kind: Mapped[str] = mapped_column(String, default="message")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    platform_message_id: Mapped[str | None] = mapped_column(String, nullable=True)
+
+
+class ApiUsageRow(Base):
+    """Token usage and cost of one model API call."""
+
+    __tablename__ = "api_usage"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int | None] = mapped_column(
+        ForeignKey("sessions.id"), nullable=True, index=True
+    )
+    purpose: Mapped[str] = mapped_column(String)
+    provider: Mapped[str] = mapped_column(String)
+    model: Mapped[str] = mapped_column(String)
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_read_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_write_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class CompactionRow(Base):
+    """One compaction attempt, whether it changed the context or not."""
+
+    __tablename__ = "compactions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id"), index=True)
+    trigger: Mapped[str] = mapped_column(String)
+    outcome: Mapped[str] = mapped_column(String)
+    degraded: Mapped[bool] = mapped_column(Boolean, default=False)
+    first_message_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_message_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    summary_message_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_before: Mapped[int] = mapped_column(Integer, default=0)
+    tokens_after: Mapped[int] = mapped_column(Integer, default=0)
+    detail: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class InboundRow(Base):
+    """A platform message as received, keyed by the platform's own id (exactly-once handling)."""
+
+    __tablename__ = "inbound"
+    __table_args__ = (
+        UniqueConstraint("platform", "platform_message_id"),
+        Index("ix_inbound_status_received", "status", "received_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String)
+    platform_message_id: Mapped[str] = mapped_column(String)
+    session_key: Mapped[str] = mapped_column(String)
+    chat_id: Mapped[str] = mapped_column(String)
+    user_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    text: Mapped[str] = mapped_column(Text)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    status: Mapped[str] = mapped_column(String)
+    reply_platform_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+metadata = Base.metadata
+"""The schema's MetaData, used by the alembic environment (autogenerate) and the tests."""
+
+messages_table = cast(Table, MessageRow.__table__)
+"""The messages table for Core statements: bulk inserts skip the ORM entirely."""

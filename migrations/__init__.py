@@ -1,0 +1,1 @@
+"""Alembic environment and schema versions for the Hermes Gateway store."""

@@ -1,0 +1,1 @@
+"""Schema revisions, applied in order by alembic."""
