@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -71,6 +72,8 @@ class TurnResult:
     usages: list[Usage] = field(default_factory=list)
     compactions: list[CompactionResult] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    wait_seconds: float = 0.0
+    """Time spent waiting on the model (calls and compactions): the rest is our overhead."""
 
 
 @dataclass(slots=True)
@@ -148,9 +151,11 @@ class AgentLoop:
         while iteration < self.settings.max_iterations:
             if self.engine.should_compress(self.current_prompt_tokens()):
                 await self._compact_into(context, "agent", result)
+            started = time.perf_counter()
             try:
                 response = await self._call_model(context)
             except PromptTooLongError as exc:
+                result.wait_seconds += time.perf_counter() - started
                 if emergency_used:
                     log.warning("prompt still too long after emergency compaction: %s", exc)
                     result.reply, result.stop_reason = TOO_LONG_APOLOGY, "prompt_too_long"
@@ -163,6 +168,7 @@ class AgentLoop:
                 reason = "the service is overloaded" if exc.retryable else "the request failed"
                 result.reply, result.stop_reason = APOLOGY.format(reason=reason), "provider_error"
                 return result
+            result.wait_seconds += time.perf_counter() - started
             iteration += 1
             result.usages.append(response.usage)
             await self._append(context, [response.message])
@@ -180,7 +186,9 @@ class AgentLoop:
     async def _compact_into(
         self, context: list[Message], trigger: CompactionTrigger, result: TurnResult
     ) -> None:
+        started = time.perf_counter()
         compaction = await self.compact(context, trigger)
+        result.wait_seconds += time.perf_counter() - started
         result.compactions.append(compaction)
         if compaction.user_notice:
             result.notices.append(compaction.user_notice)

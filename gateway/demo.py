@@ -32,7 +32,8 @@ PROGRESS_WIDTH = 30
 _TOPICS = [
     "I'm planning a trip to Lisbon in May; remember that my budget is 1800 euros.",
     "Can you calculate 1800 / 7 for a daily budget?",
-    "Here are my notes from today's meeting:\n" + "\n".join(
+    "Here are my notes from today's meeting:\n"
+    + "\n".join(
         f"- item {i}: the deployment of service {i} moved to week {i + 10}" for i in range(40)
     ),
     "What time is it right now?",
@@ -62,7 +63,7 @@ def _script(turns: int) -> list[tuple[str, str, float]]:
         chat = DEMO_CHATS[i % len(DEMO_CHATS)]
         text = _TOPICS[(i // len(DEMO_CHATS)) % len(_TOPICS)]
         if "calculate" in text:
-            text = f"[[tool:calculator {{\"expression\": \"{1800 + i} / 7\"}}]] {text}"
+            text = f'[[tool:calculator {{"expression": "{1800 + i} / 7"}}]] {text}'
         gap = 1800.0 if i % 40 == 39 else 20.0  # a long pause now and then lets caches expire
         lines.append((chat, f"({i + 1}) {text}", gap))
     return lines
@@ -87,8 +88,14 @@ async def run_demo(turns: int | None = None) -> int:
     os.environ["HERMES_HOME"] = str(home)
     config = parse_config(
         {
-            "model": {"name": "claude-sonnet-4-5", "base_url": base_url, "api_key_env": DEMO_KEY_ENV,
-                      "context_length": DEMO_CONTEXT_LENGTH, "max_tokens": 1024, "max_retries": 0},
+            "model": {
+                "name": "claude-sonnet-4-5",
+                "base_url": base_url,
+                "api_key_env": DEMO_KEY_ENV,
+                "context_length": DEMO_CONTEXT_LENGTH,
+                "max_tokens": 1024,
+                "max_retries": 0,
+            },
             "database": {"url": f"sqlite+aiosqlite:///{home / 'demo.db'}"},
             "logging": {"level": "WARNING"},
         },
@@ -98,31 +105,37 @@ async def run_demo(turns: int | None = None) -> int:
     try:
         async with open_app(config) as app:
             print(app.services.caching_line)
-            print(f"Demo: {total} turns over {len(DEMO_CHATS)} chats, {DEMO_CONTEXT_LENGTH:,}-token context")
+            chats = len(DEMO_CHATS)
+            print(f"Demo: {total} turns, {chats} chats, {DEMO_CONTEXT_LENGTH:,}-token context")
             session_ids: set[int] = set()
             for index, (chat, text, gap) in enumerate(_script(total), start=1):
                 emulator.clock.advance(gap)
                 address = SessionAddress(key=f"demo:{chat}", platform="demo", chat_id=chat)
-                calls_before = len(emulator.requests)
                 started = time.perf_counter()
                 reply = await app.sessions.run_turn(address, text)
                 elapsed = time.perf_counter() - started
-                model_time = sum(r.duration for r in emulator.requests[calls_before:])
-                report.overhead_ms.append(max(0.0, elapsed - model_time) * 1000)
+                waited = reply.result.wait_seconds if reply.result else 0.0
+                report.overhead_ms.append(max(0.0, elapsed - waited) * 1000)
                 report.turns += 1
                 report.replies += bool(reply.text)
                 runtime = await app.sessions.get(address)
                 session_ids.add(runtime.session_id)
-                for compaction in ([reply.hygiene] if reply.hygiene else []) + (reply.result.compactions if reply.result else []):
+                for compaction in ([reply.hygiene] if reply.hygiene else []) + (
+                    reply.result.compactions if reply.result else []
+                ):
                     report.compactions[compaction.trigger] += 1
                     report.outcomes[compaction.outcome] += 1
                 _progress(index, total)
             # One manual compaction, as a user would send /compress.
-            manual = await (await app.sessions.get(SessionAddress("demo:alice", "demo", "alice"))).compress("the Lisbon trip")
+            manual = await (
+                await app.sessions.get(SessionAddress("demo:alice", "demo", "alice"))
+            ).compress("the Lisbon trip")
             report.compactions[manual.trigger] += 1
             report.outcomes[manual.outcome] += 1
             totals = [await app.repo.usage_totals(sid) for sid in session_ids]
-            report.stored_messages = sum([await app.repo.count_messages(sid) for sid in session_ids])
+            report.stored_messages = sum(
+                [await app.repo.count_messages(sid) for sid in session_ids]
+            )
             _print_report(report, totals, app.services.model, emulator)
     finally:
         await emulator.stop()
@@ -140,12 +153,18 @@ def _print_report(report: DemoReport, totals: list, model, emulator: AnthropicEm
     p95 = overhead[int(len(overhead) * 0.95) - 1] if overhead else 0.0
     print("\n=== Hermes demo report ===")
     print(f"Turns handled:        {report.turns}  (replies sent: {report.replies})")
-    print(f"Messages stored:      {report.stored_messages} (every one kept; compaction only changes what is in context)")
-    print(f"API calls:            {calls}  (emulator rejected {emulator.stats.rejected_400} requests)")
+    print(f"Messages stored:      {report.stored_messages} (all kept; compaction only unlinks)")
+    print(
+        f"API calls:            {calls}  (emulator rejected {emulator.stats.rejected_400} requests)"
+    )
     triggers = ", ".join(f"{k} {v}" for k, v in sorted(report.compactions.items())) or "none"
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items())) or "none"
     print(f"Compactions:          {triggers}  (outcomes: {outcomes})")
-    print(f"Cache hit rate:       {read / prompt:.1%} of {prompt:,} prompt tokens" if prompt else "Cache hit rate: n/a")
+    print(
+        f"Cache hit rate:       {read / prompt:.1%} of {prompt:,} prompt tokens"
+        if prompt
+        else "Cache hit rate: n/a"
+    )
     saving = 1 - cost / without if without else 0.0
     print(f"Cost with caching:    ${cost:.4f}  vs without: ${without:.4f}  ({saving:.0%} saved)")
     print(f"Overhead per turn:    p50 {p50:.1f} ms, p95 {p95:.1f} ms (excluding model time)")

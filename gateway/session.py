@@ -7,6 +7,7 @@ restarted daemon carries on where it was (context, summary, cooldowns and all).
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from agent.context_engine import ContextEngine, EngineContext
@@ -144,12 +145,15 @@ class SessionRuntime:
         token = current_session_id.set(self.session_id)
         try:
             reply = TurnReply(text="")
+            started = time.perf_counter()
             hygiene = await self.maybe_hygiene()
+            hygiene_seconds = time.perf_counter() - started if hygiene is not None else 0.0
             if hygiene is not None:
                 reply.hygiene = hygiene
                 if hygiene.user_notice:
                     reply.notices.append(hygiene.user_notice)
             result = await self.loop.run_turn(self.context, {"role": "user", "content": text})
+            result.wait_seconds += hygiene_seconds
             reply.result = result
             reply.text = result.reply
             reply.notices.extend(result.notices)

@@ -73,7 +73,7 @@ def test_hygiene_uses_the_reported_prompt_size_at_85_percent():
 
 
 def test_hygiene_falls_back_to_the_rough_estimate_without_api_usage():
-    history = [{"role": "user", "content": "x" * 40_000}] + _history(4)
+    history = [{"role": "user", "content": "x" * 40_000}, *_history(4)]
     assert needs_hygiene(
         history, last_prompt_tokens=None, context_length=11_000, compression_enabled=True
     )

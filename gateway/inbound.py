@@ -1,0 +1,44 @@
+"""One received chat message, platform-neutral: adapters build it, the runner uses it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """One user message as the runner sees it, whatever platform it came from.
+
+    ``platform_message_id`` is the platform's own id, unique per platform, used to recognise a
+    redelivered message. ``session_key`` says which conversation it belongs to (chat, topic,
+    thread, or user within a group). ``may_continue`` marks a piece of a long text the platform's
+    client split, so the worker waits briefly for the rest before starting a turn.
+    """
+
+    platform: str
+    chat_id: str
+    user_id: str
+    text: str
+    platform_message_id: str
+    session_key: str
+    thread_id: str | None = None
+    username: str | None = None
+    chat_type: str = "private"
+    mentioned: bool = False
+    may_continue: bool = False
+
+    @property
+    def is_group(self) -> bool:
+        """Whether several people share the chat (replies then name their target)."""
+        return self.chat_type != "private"
+
+    def to_payload(self) -> dict[str, Any]:
+        """A JSON-safe dict for the inbound table, enough to rebuild the message after a restart."""
+        return asdict(self)
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> InboundMessage:
+        """Rebuild a message stored with :meth:`to_payload` (unknown keys are ignored)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in payload.items() if key in known})

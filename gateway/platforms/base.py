@@ -1,0 +1,97 @@
+"""What every platform adapter offers the runner: start, stop, send (split), typing.
+
+An adapter owns its platform's client and wire formats; what crosses to the runner is an
+:class:`~gateway.inbound.InboundMessage` (through the callback given to :meth:`start`) and
+plain reply text (through :meth:`send_part`).
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from gateway.inbound import InboundMessage
+from gateway.text_split import split_message
+
+log = logging.getLogger(__name__)
+
+InboundCallback = Callable[[InboundMessage], Awaitable[None]]
+"""The runner's entry point; it returns once the message is durably recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryTarget:
+    """Where a reply goes: a chat, optionally a topic/thread within it."""
+
+    chat_id: str
+    thread_id: str | None = None
+
+    @classmethod
+    def of(cls, message: InboundMessage) -> DeliveryTarget:
+        """Reply where the message was written."""
+        return cls(message.chat_id, message.thread_id)
+
+
+class PlatformAdapter(abc.ABC):
+    """One chat platform, as the runner drives it."""
+
+    name: str = ""
+    """Platform name used in session keys and the inbound table ("telegram", "discord")."""
+    message_limit: int = 0
+    """Longest message the platform accepts, measured by :meth:`measure`."""
+    typing_interval: float = 4.0
+    """Seconds between typing indications (they expire on the platform after a few seconds)."""
+
+    @abc.abstractmethod
+    async def start(self, on_message: InboundCallback) -> str:
+        """Connect and start receiving; returns a description such as ``@name`` for the log."""
+
+    async def stop_receiving(self) -> None:  # noqa: B027 - optional hook, no-op by default
+        """Stop taking new messages; replies can still be sent until :meth:`stop`."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Stop receiving and close the connection (idempotent)."""
+
+    @abc.abstractmethod
+    async def send_part(self, target: DeliveryTarget, text: str) -> str:
+        """Send one message that already fits :attr:`message_limit`; returns its platform id."""
+
+    @abc.abstractmethod
+    async def send_typing(self, target: DeliveryTarget) -> None:
+        """Show the typing indicator once."""
+
+    def measure(self, text: str) -> int:
+        """A text's length as the platform counts it (characters unless overridden)."""
+        return len(text)
+
+    def split(self, text: str) -> list[str]:
+        """The parts a reply is sent as, each within the platform's limit."""
+        return split_message(text, self.message_limit, length=self.measure)
+
+    async def send(self, target: DeliveryTarget, text: str) -> list[str]:
+        """Send a reply of any length; returns the platform ids of the messages sent."""
+        return [await self.send_part(target, part) for part in self.split(text)]
+
+    @contextlib.asynccontextmanager
+    async def typing(self, target: DeliveryTarget) -> AsyncIterator[None]:
+        """Keep the typing indicator on while the body runs."""
+        task = asyncio.create_task(self._keep_typing(target))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _keep_typing(self, target: DeliveryTarget) -> None:
+        while True:
+            try:
+                await self.send_typing(target)
+            except Exception as exc:
+                log.debug("%s: typing indicator failed: %s", self.name, exc)
+            await asyncio.sleep(self.typing_interval)

@@ -1,0 +1,256 @@
+"""Telegram through python-telegram-bot: long polling, replies, typing, commands, watchdog.
+
+Polling is our own small loop over ``bot.get_updates`` rather than PTB's ``Updater``: the
+Updater confirms an update (advances the offset) as soon as it is queued, before any handler
+ran, so a crash could lose it. Here each update is handed to the runner, which records it
+durably, and only then is the offset moved past it. A watchdog restarts the loop when
+getUpdates has not come back for ``watchdog_seconds`` (a poll that died silently overnight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from typing import Any
+
+from telegram import BotCommand, Message, MessageEntity, Update
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import BadRequest, Conflict, NetworkError, RetryAfter
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
+
+from gateway.commands import COMMAND_DESCRIPTIONS, parse_command
+from gateway.config import TelegramSettings
+from gateway.inbound import InboundMessage
+from gateway.markdown_render import markdown_to_telegram_html
+from gateway.platforms.base import DeliveryTarget, InboundCallback, PlatformAdapter
+from gateway.text_split import TELEGRAM_MESSAGE_LIMIT, utf16_len
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "telegram"
+TYPING_INTERVAL_SECONDS = 4.0
+"""Telegram shows "typing" for about 5 s; repeat a little sooner."""
+GET_UPDATES_READ_MARGIN_SECONDS = 5.0
+"""Read timeout of a long poll beyond its own ``timeout``."""
+POLL_RETRY_SECONDS = 1.0
+"""Pause after a failed getUpdates before trying again."""
+RATE_LIMIT_RETRIES = 3
+"""How often AIORateLimiter retries a request Telegram answered 429 (never delivered)."""
+CLIENT_SPLIT_THRESHOLD = 3800
+"""A user message at least this long (UTF-16 units) may be the first piece of a longer paste."""
+_PARSE_ERROR = "can't parse entities"
+
+
+def telegram_session_key(
+    chat_id: int, chat_type: str, thread_id: int | None, user_id: int, *, per_user: bool
+) -> str:
+    """Private chat per chat; a group per chat and forum topic, optionally per user."""
+    key = f"{PLATFORM}:{chat_id}"
+    if thread_id is not None:
+        key += f":topic:{thread_id}"
+    if chat_type != "private" and per_user:
+        key += f":user:{user_id}"
+    return key
+
+
+class TelegramAdapter(PlatformAdapter):
+    """A Telegram bot: receives text messages by long polling and sends Markdown replies."""
+
+    name = PLATFORM
+    message_limit = TELEGRAM_MESSAGE_LIMIT
+    typing_interval = TYPING_INTERVAL_SECONDS
+
+    def __init__(self, settings: TelegramSettings, token: str) -> None:
+        self.settings = settings
+        # Typed as Any: each builder call changes ApplicationBuilder's generic parameters.
+        builder: Any = ApplicationBuilder().token(token).updater(None)
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=RATE_LIMIT_RETRIES))
+        if settings.base_url:
+            builder = builder.base_url(settings.base_url)
+        if settings.base_file_url:
+            builder = builder.base_file_url(settings.base_file_url)
+        self.application: Application = builder.build()  # type: ignore[type-arg]
+        self._on_message: InboundCallback | None = None
+        self._offset = 0
+        self._last_activity = time.monotonic()
+        self._supervisor: asyncio.Task[None] | None = None
+        self.polling_restarts = 0
+        self._initialized = False
+        self.username = ""
+
+    @property
+    def bot(self):  # type: ignore[no-untyped-def]
+        """The python-telegram-bot Bot (with the rate limiter)."""
+        return self.application.bot
+
+    def measure(self, text: str) -> int:
+        return utf16_len(text)
+
+    async def start(self, on_message: InboundCallback) -> str:
+        """Log in (getMe), register commands, drop any webhook and start polling."""
+        self._on_message = on_message
+        await self.application.initialize()
+        self._initialized = True
+        self.username = self.bot.username or ""
+        commands = [BotCommand(name, text) for name, text in COMMAND_DESCRIPTIONS.items()]
+        await self.bot.set_my_commands(commands)
+        await self.bot.delete_webhook()
+        self._last_activity = time.monotonic()
+        self._supervisor = asyncio.create_task(self._supervise(), name="telegram-polling")
+        return f"@{self.username}"
+
+    async def stop_receiving(self) -> None:
+        """Stop polling and confirm the offset of what was handled."""
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervisor
+            self._supervisor = None
+            with contextlib.suppress(NetworkError):
+                await self.bot.get_updates(offset=self._offset, timeout=0)
+
+    async def stop(self) -> None:
+        """Stop polling and close the client."""
+        await self.stop_receiving()
+        if self._initialized:
+            self._initialized = False
+            await self.application.shutdown()
+
+    # -- receiving -------------------------------------------------------------------------
+
+    async def _supervise(self) -> None:
+        """Run the poll loop; restart it when it has been silent past the watchdog limit."""
+        check_every = min(self.settings.watchdog_seconds / 4, 5.0)
+        while True:
+            poller = asyncio.create_task(self._poll_loop())
+            try:
+                while not poller.done():
+                    await asyncio.wait({poller}, timeout=check_every)
+                    silent = time.monotonic() - self._last_activity
+                    if not poller.done() and silent > self.settings.watchdog_seconds:
+                        log.warning(
+                            "telegram: getUpdates silent for %.0f s; restarting polling", silent
+                        )
+                        self.polling_restarts += 1
+                        break
+            finally:
+                poller.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await poller
+            if poller.done() and not poller.cancelled() and poller.exception() is not None:
+                log.error("telegram: polling stopped: %s", poller.exception())
+                await asyncio.sleep(POLL_RETRY_SECONDS)
+            self._last_activity = time.monotonic()
+
+    async def _poll_loop(self) -> None:
+        """getUpdates forever; each update is recorded by the runner before it is confirmed."""
+        timeout = self.settings.poll_timeout
+        while True:
+            try:
+                updates = await self.bot.get_updates(
+                    offset=self._offset,
+                    timeout=timeout,
+                    allowed_updates=["message"],
+                    read_timeout=timeout + GET_UPDATES_READ_MARGIN_SECONDS,
+                )
+            except RetryAfter as exc:
+                await asyncio.sleep(_seconds(exc.retry_after))
+                continue
+            except (Conflict, NetworkError) as exc:
+                log.warning("telegram: getUpdates failed (%s); retrying", exc)
+                await asyncio.sleep(POLL_RETRY_SECONDS)
+                continue
+            self._last_activity = time.monotonic()
+            for update in updates:
+                await self._handle_update(update)
+                self._offset = max(self._offset, update.update_id + 1)
+                self._last_activity = time.monotonic()
+
+    async def _handle_update(self, update: Update) -> None:
+        message = update.message
+        if message is None or message.text is None or message.from_user is None:
+            return
+        inbound = self._to_inbound(message)
+        if inbound is not None and self._on_message is not None:
+            await self._on_message(inbound)
+
+    def _to_inbound(self, message: Message) -> InboundMessage | None:
+        """The runner's view of a text message, or None when it is not meant for the bot."""
+        assert message.from_user is not None and message.text is not None
+        chat = message.chat
+        mentioned = self._is_addressed(message)
+        if chat.type != "private" and not mentioned:
+            return None
+        thread_id = message.message_thread_id if message.is_topic_message else None
+        text = message.text
+        if chat.type != "private" and self.username:
+            text = re.sub(rf"@{re.escape(self.username)}\b", "", text, flags=re.I).strip()
+        user = message.from_user
+        return InboundMessage(
+            platform=PLATFORM,
+            chat_id=str(chat.id),
+            user_id=str(user.id),
+            text=text,
+            platform_message_id=f"{chat.id}:{message.message_id}",
+            session_key=telegram_session_key(
+                chat.id,
+                chat.type,
+                thread_id,
+                user.id,
+                per_user=self.settings.per_user_sessions_in_groups,
+            ),
+            thread_id=str(thread_id) if thread_id is not None else None,
+            username=user.username,
+            chat_type=chat.type,
+            mentioned=mentioned,
+            may_continue=utf16_len(message.text) >= CLIENT_SPLIT_THRESHOLD,
+        )
+
+    def _is_addressed(self, message: Message) -> bool:
+        """Mentioned by @username, a reply to one of the bot's messages, or a command."""
+        text = message.text or ""
+        if parse_command(text, self.username) is not None:
+            return True
+        replied = message.reply_to_message
+        if replied is not None and replied.from_user is not None:
+            if replied.from_user.id == self.bot.id:
+                return True
+        wanted = f"@{self.username}".lower()
+        for entity, value in message.parse_entities(
+            [MessageEntity.MENTION, MessageEntity.TEXT_MENTION]
+        ).items():
+            if value.lower() == wanted or (entity.user and entity.user.id == self.bot.id):
+                return True
+        return bool(self.username) and wanted in text.lower()
+
+    # -- sending ---------------------------------------------------------------------------
+
+    async def send_part(self, target: DeliveryTarget, text: str) -> str:
+        """Send one part as HTML; plain text when Telegram cannot parse the entities."""
+        extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}
+        try:
+            sent = await self.bot.send_message(
+                int(target.chat_id),
+                markdown_to_telegram_html(text),
+                parse_mode=ParseMode.HTML,
+                **extra,
+            )
+        except BadRequest as exc:
+            if _PARSE_ERROR not in str(exc).lower():
+                raise
+            log.warning("telegram: formatting rejected (%s); sending plain text", exc)
+            sent = await self.bot.send_message(int(target.chat_id), text, **extra)
+        return str(sent.message_id)
+
+    async def send_typing(self, target: DeliveryTarget) -> None:
+        extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}
+        await self.bot.send_chat_action(int(target.chat_id), ChatAction.TYPING, **extra)
+
+
+def _seconds(value: object) -> float:
+    """RetryAfter.retry_after is an int or a timedelta depending on the PTB version."""
+    total = getattr(value, "total_seconds", None)
+    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]

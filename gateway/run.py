@@ -1,0 +1,309 @@
+"""The gateway daemon: adapters in, session workers, replies out, exactly once.
+
+:class:`Gateway` wires enabled platform adapters to the session manager. Every message is
+recorded in the inbound table (keyed by its platform id) before the adapter acknowledges it;
+a duplicate is dropped there. Each session's worker runs one turn at a time and merges messages
+that arrived meanwhile. The ids of the replies sent are stored as they go, so a restart neither
+loses a recorded message (pending ones are handled at start) nor answers one twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import signal
+from collections.abc import Coroutine
+from typing import Any
+
+from gateway.allowlist import Allowlist
+from gateway.app import App, configure_logging, open_app
+from gateway.commands import Command, parse_command
+from gateway.config import Config, ConfigError
+from gateway.inbound import InboundMessage
+from gateway.platforms.base import DeliveryTarget, PlatformAdapter
+from gateway.session import SessionAddress
+from gateway.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE_SECONDS = 20.0
+"""How long in-flight turns get to finish on SIGINT/SIGTERM; unfinished ones stay pending."""
+STOP_WAIT_SECONDS = 10.0
+"""How long ``/stop`` waits for the cancelled turn to clean up."""
+MESSAGE_SEPARATOR = "\n\n"
+"""Between messages merged into one turn."""
+PIECE_SEPARATOR = " "
+"""Between pieces of one pasted text: the client cut at whitespace, which Telegram trims."""
+EXIT_OK = 0
+EXIT_STARTUP_FAILED = 1
+EXIT_NOTHING_ENABLED = 2
+
+STOPPED_TEXT = "Stopped. The answer in progress was cancelled."
+NOTHING_RUNNING_TEXT = "Nothing is running."
+FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
+
+
+def build_adapters(config: Config) -> list[PlatformAdapter]:
+    """The adapters of every enabled platform (reads their tokens from the environment)."""
+    from gateway.config import require_secret
+
+    adapters: list[PlatformAdapter] = []
+    telegram = config.platforms.telegram
+    if telegram.enabled:
+        from gateway.platforms.telegram import TelegramAdapter
+
+        token = require_secret(telegram.token_env, "the Telegram bot token")
+        adapters.append(TelegramAdapter(telegram, token))
+    discord_settings = config.platforms.discord
+    if discord_settings.enabled:
+        from gateway.platforms.discord import DiscordAdapter
+
+        token = require_secret(discord_settings.token_env, "the Discord bot token")
+        adapters.append(DiscordAdapter(discord_settings, token))
+    return adapters
+
+
+def merge_texts(batch: list[InboundMessage]) -> str:
+    """One turn's text: pieces of a client-split paste rejoin, messages with a blank line."""
+    text = batch[0].text
+    for previous, message in itertools.pairwise(batch):
+        if not previous.may_continue:
+            text += MESSAGE_SEPARATOR + message.text
+        elif text[-1:].isspace() or message.text[:1].isspace():
+            text += message.text
+        else:
+            text += PIECE_SEPARATOR + message.text
+    return text
+
+
+def _address(message: InboundMessage) -> SessionAddress:
+    return SessionAddress(message.session_key, message.platform, message.chat_id, message.user_id)
+
+
+class Gateway:
+    """The running daemon's core, usable in-process (tests, demo, benchmarks)."""
+
+    def __init__(
+        self,
+        app: App,
+        adapters: list[PlatformAdapter] | None = None,
+        *,
+        idle_seconds: float = DEFAULT_IDLE_SECONDS,
+        hold_seconds: float = DEFAULT_HOLD_SECONDS,
+    ) -> None:
+        self.app = app
+        self.adapters = {a.name: a for a in (adapters or build_adapters(app.config))}
+        platforms = app.config.platforms
+        self.allowlists = {
+            "telegram": Allowlist(
+                platforms.telegram.allowed_users, allow_all=platforms.telegram.allow_all
+            ),
+            "discord": Allowlist(
+                platforms.discord.allowed_users, allow_all=platforms.discord.allow_all
+            ),
+        }
+        self.workers: SessionWorkers[InboundMessage] = SessionWorkers(
+            self._handle_batch,
+            mergeable=lambda m: parse_command(m.text) is None,
+            holds=lambda m: m.may_continue,
+            idle_seconds=idle_seconds,
+            hold_seconds=hold_seconds,
+        )
+        self._stopping_keys: set[str] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self.started: list[str] = []
+
+    async def start(self) -> None:
+        """Connect every adapter, log who we are, then handle what was left pending."""
+        for adapter in self.adapters.values():
+            identity = await adapter.start(self.receive)
+            self.started.append(adapter.name)
+            log.info("%s: connected as %s", adapter.name, identity)
+        log.info("%s", self.app.services.caching_line)
+        await self.resume_pending()
+
+    async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
+        """Stop receiving, let running turns finish within the grace period, disconnect."""
+        for adapter in self.adapters.values():
+            await adapter.stop_receiving()
+        if not await self.workers.drain(grace_seconds):
+            log.warning("shutdown: turns still running after %.0f s were cancelled", grace_seconds)
+        for task in list(self._background):
+            task.cancel()
+        for adapter in self.adapters.values():
+            await adapter.stop()
+
+    async def resume_pending(self) -> int:
+        """Handle messages recorded before a restart but never answered; returns how many."""
+        resumed = 0
+        for name in self.adapters:
+            for record in await self.app.repo.pending_inbound(name):
+                if record.reply_platform_ids:
+                    # Answered before the crash, only the final mark was missing: never resend.
+                    await self.app.repo.mark_inbound(name, record.platform_message_id, "done")
+                    continue
+                if not record.payload:
+                    await self.app.repo.mark_inbound(name, record.platform_message_id, "failed")
+                    continue
+                self._dispatch(InboundMessage.from_payload(record.payload))
+                resumed += 1
+        if resumed:
+            log.info("resuming %d message(s) received before the restart", resumed)
+        return resumed
+
+    # -- receiving -------------------------------------------------------------------------
+
+    async def receive(self, message: InboundMessage) -> None:
+        """The adapters' callback: record durably (dropping duplicates), then dispatch."""
+        allowlist = self.allowlists[message.platform]
+        allowed = allowlist.allows(message.user_id, message.username)
+        fresh = await self.app.repo.record_inbound(
+            message.platform,
+            message.platform_message_id,
+            session_key=message.session_key,
+            chat_id=message.chat_id,
+            user_id=message.user_id,
+            text=message.text,
+            payload=message.to_payload(),
+        )
+        if not fresh:
+            log.info("%s: duplicate %s dropped", message.platform, message.platform_message_id)
+            return
+        if not allowed:
+            await self._refuse(message, allowlist)
+            return
+        self._dispatch(message)
+
+    def _dispatch(self, message: InboundMessage) -> None:
+        command = parse_command(message.text)
+        if command is not None and command.name == "stop":
+            self._spawn(self._stop_turn(message))
+            return
+        self.workers.submit(message.session_key, message)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _refuse(self, message: InboundMessage, allowlist: Allowlist) -> None:
+        repo = self.app.repo
+        await repo.mark_inbound(message.platform, message.platform_message_id, "refused")
+        log.info("%s: refused user %s", message.platform, message.user_id)
+        if not allowlist.should_tell(message.user_id):
+            return
+        adapter = self.adapters[message.platform]
+        refusal = allowlist.refusal_text(message.user_id)
+        ids = await adapter.send(DeliveryTarget.of(message), refusal)
+        await repo.mark_inbound(
+            message.platform, message.platform_message_id, "refused", reply_platform_ids=ids
+        )
+
+    # -- handling --------------------------------------------------------------------------
+
+    async def _stop_turn(self, message: InboundMessage) -> None:
+        """``/stop``: cancel the session's running turn and wait for it to clean up."""
+        key = message.session_key
+        task: asyncio.Task[None] | None = None
+        self._stopping_keys.add(key)
+        try:
+            task = self.workers.cancel_running(key)
+            if task is not None:
+                await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
+        finally:
+            self._stopping_keys.discard(key)
+        await self._deliver([message], [STOPPED_TEXT if task is not None else NOTHING_RUNNING_TEXT])
+
+    async def _handle_batch(self, key: str, batch: list[InboundMessage]) -> None:
+        """One worker step: a command, or one agent turn for the merged messages."""
+        first = batch[0]
+        command = parse_command(first.text)
+        if command is not None:
+            await self._run_command(first, command)
+            return
+        adapter = self.adapters[first.platform]
+        address = _address(batch[-1])
+        try:
+            async with adapter.typing(DeliveryTarget.of(batch[-1])):
+                reply = await self.app.sessions.run_turn(address, merge_texts(batch))
+        except asyncio.CancelledError:
+            if key in self._stopping_keys:
+                await self._after_user_stop(address, batch)
+            raise
+        except Exception as exc:
+            log.exception("session %s: turn failed", key)
+            await self._deliver(batch, [FAILED_TEXT.format(error=type(exc).__name__)], "failed")
+            return
+        await self._deliver(batch, [*reply.notices, reply.text])
+
+    async def _after_user_stop(self, address: SessionAddress, batch: list[InboundMessage]) -> None:
+        """A turn cancelled by /stop: reload the context from the store, close the messages."""
+        runtime = await self.app.sessions.get(address)
+        await runtime.reload()
+        for message in batch:
+            await self.app.repo.mark_inbound(message.platform, message.platform_message_id, "done")
+
+    async def _run_command(self, message: InboundMessage, command: Command) -> None:
+        try:
+            text = await self.app.sessions.run_command(_address(message), command)
+        except Exception as exc:
+            log.exception("session %s: /%s failed", message.session_key, command.name)
+            text = FAILED_TEXT.format(error=type(exc).__name__)
+        await self._deliver([message], [text])
+
+    async def _deliver(
+        self, batch: list[InboundMessage], texts: list[str], status: str = "done"
+    ) -> None:
+        """Send the texts (split), storing reply ids as they go, then close the messages."""
+        last = batch[-1]
+        adapter = self.adapters[last.platform]
+        target = DeliveryTarget.of(last)
+        repo = self.app.repo
+        sent: list[str] = []
+        for text in texts:
+            for part in adapter.split(text):
+                sent.append(await adapter.send_part(target, part))
+                # Stored before the message is closed: a crash now must not lead to a resend.
+                await repo.mark_inbound(
+                    last.platform, last.platform_message_id, "processing", reply_platform_ids=sent
+                )
+        for message in batch:
+            replies = sent if message is last else None
+            await repo.mark_inbound(
+                message.platform, message.platform_message_id, status, reply_platform_ids=replies
+            )
+
+
+async def run_gateway(config: Config) -> int:
+    """``hermes gateway run``: serve until SIGINT/SIGTERM; returns the exit code."""
+    configure_logging(config)
+    platforms = config.platforms
+    if not (platforms.telegram.enabled or platforms.discord.enabled):
+        log.error("no platform is enabled: set platforms.telegram.enabled or discord.enabled")
+        return EXIT_NOTHING_ENABLED
+    async with open_app(config) as app:
+        gateway = Gateway(app)
+        try:
+            await gateway.start()
+        except ConfigError:
+            raise
+        except Exception as exc:
+            log.error("gateway failed to start: %s", exc)
+            await gateway.stop(grace_seconds=0)
+            return EXIT_STARTUP_FAILED
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            log.info("shutting down: letting running turns finish")
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(ValueError):
+                    loop.remove_signal_handler(signum)
+            await gateway.stop()
+    log.info("gateway stopped")
+    return EXIT_OK

@@ -1,0 +1,90 @@
+"""Splitting a reply into messages that fit a platform's length limit.
+
+Pure functions. Telegram counts a message's length in UTF-16 code units (4096), Discord in
+characters (2000). A cut prefers a paragraph break, then a line break, then a space, and only
+then falls back to a hard cut. A fenced code block cut in two is closed at the end of one part
+and reopened (with its language) at the start of the next, so both render as code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+TELEGRAM_MESSAGE_LIMIT = 4096
+"""Telegram's maximum message length, in UTF-16 code units."""
+DISCORD_MESSAGE_LIMIT = 2000
+"""Discord's maximum message length, in characters."""
+
+FENCE = "```"
+FENCE_CLOSE = "\n" + FENCE
+MIN_LIMIT = 32
+"""Below this a limit leaves no room for a reopened code fence plus content."""
+_BMP_LIMIT = 0xFFFF
+
+LengthFn = Callable[[str], int]
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (characters outside the BMP count 2)."""
+    return sum(2 if ord(char) > _BMP_LIMIT else 1 for char in text)
+
+
+def split_message(text: str, limit: int, *, length: LengthFn = len) -> list[str]:
+    """Split ``text`` into parts each at most ``limit`` long as measured by ``length``.
+
+    Empty or whitespace-only text gives no parts. Raises ValueError for a limit too small to
+    hold a reopened code fence.
+    """
+    if limit < MIN_LIMIT:
+        raise ValueError(f"limit must be at least {MIN_LIMIT} (got {limit})")
+    parts: list[str] = []
+    rest = text.strip("\n")
+    while length(rest) > limit:
+        budget = limit - length(FENCE_CLOSE)
+        cut = _best_cut(rest, _fitting_chars(rest, budget, length))
+        head, tail = rest[:cut].rstrip(), rest[cut:]
+        open_fence = _open_fence_line(head)
+        if open_fence is not None:
+            head += FENCE_CLOSE
+            tail = open_fence + "\n" + tail.lstrip("\n")
+        else:
+            tail = tail.lstrip()
+        if head.strip():
+            parts.append(head)
+        rest = tail
+    if rest.strip():
+        parts.append(rest)
+    return parts
+
+
+def _fitting_chars(text: str, budget: int, length: LengthFn) -> int:
+    """How many leading characters of ``text`` fit in ``budget`` (at least one)."""
+    used = 0
+    for index, char in enumerate(text):
+        used += length(char)
+        if used > budget:
+            return max(index, 1)
+    return len(text)
+
+
+def _best_cut(text: str, window: int) -> int:
+    """Where to cut within the first ``window`` characters: paragraph, line, space, else hard.
+
+    A boundary in the first half of the window is not worth it; a hard cut keeps parts full.
+    """
+    floor = window // 2
+    for separator in ("\n\n", "\n", " "):
+        position = text.rfind(separator, floor, window)
+        if position > 0:
+            return position + len(separator) if separator == " " else position
+    return window
+
+
+def _open_fence_line(text: str) -> str | None:
+    """The opening line (with its language) of a code fence left open at the end of ``text``."""
+    open_line: str | None = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(FENCE):
+            open_line = None if open_line is not None else stripped
+    return open_line

@@ -1,0 +1,171 @@
+"""Fixtures for the gateway tests: the emulators, a config pointing at them, a running Gateway.
+
+Everything of ours is real (store on a SQLite file, sessions, agent loop, adapters, the real
+python-telegram-bot and discord.py clients); only the network edges are the sandbox emulators.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.app import open_app
+from gateway.config import Config, parse_config
+from gateway.run import Gateway
+from gateway.store.db import default_database_url
+from gateway.store.records import UNFINISHED_INBOUND_STATUSES, InboundRecord
+from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.discord_api import DiscordEmulator
+from sandbox.telegram_api import TelegramEmulator
+
+MODEL_KEY_ENV = "HERMES_TEST_MODEL_KEY"
+TELEGRAM_TOKEN_ENV = "HERMES_TEST_TELEGRAM_TOKEN"
+DISCORD_TOKEN_ENV = "HERMES_TEST_DISCORD_TOKEN"
+ALICE = 42
+"""The Telegram user (and private chat) on the allowlist."""
+
+GatewayFactory = Callable[..., AbstractAsyncContextManager[Gateway]]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(os.environ):
+        if name.startswith(("ANTHROPIC_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(MODEL_KEY_ENV, "test-key")
+
+
+@pytest.fixture
+async def anthropic() -> AsyncIterator[AnthropicEmulator]:
+    """The model: deterministic replies, instant."""
+    emulator = AnthropicEmulator()
+    await emulator.start()
+    try:
+        yield emulator
+    finally:
+        await emulator.stop()
+
+
+@pytest.fixture
+async def telegram(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[TelegramEmulator]:
+    """A local Telegram Bot API server; its token is in the environment for the gateway."""
+    emulator = TelegramEmulator()
+    await emulator.start()
+    monkeypatch.setenv(TELEGRAM_TOKEN_ENV, emulator.token)
+    try:
+        yield emulator
+    finally:
+        await emulator.stop()
+
+
+def gateway_config(
+    tmp_path: Path,
+    anthropic: AnthropicEmulator,
+    *,
+    telegram: TelegramEmulator | None = None,
+    discord: DiscordEmulator | None = None,
+    telegram_settings: dict[str, Any] | None = None,
+    discord_settings: dict[str, Any] | None = None,
+) -> Config:
+    """A config whose model, database and platforms all point at the test's emulators."""
+    platforms: dict[str, Any] = {}
+    if telegram is not None:
+        platforms["telegram"] = {
+            "enabled": True,
+            "token_env": TELEGRAM_TOKEN_ENV,
+            "base_url": telegram.base_url,
+            "base_file_url": telegram.base_file_url,
+            "allowed_users": [ALICE, "bob"],
+            "poll_timeout": 1,
+            **(telegram_settings or {}),
+        }
+    if discord is not None:
+        platforms["discord"] = {
+            "enabled": True,
+            "token_env": DISCORD_TOKEN_ENV,
+            "api_base_url": discord.api_base_url,
+            "gateway_url": discord.gateway_url,
+            "allow_all": True,
+            **(discord_settings or {}),
+        }
+    return parse_config(
+        {
+            "model": {
+                "base_url": anthropic.base_url,
+                "api_key_env": MODEL_KEY_ENV,
+                "max_retries": 0,
+            },
+            "database": {"url": default_database_url(tmp_path / "home")},
+            "platforms": platforms,
+        }
+    )
+
+
+@pytest.fixture
+def run_gateway(tmp_path: Path, anthropic: AnthropicEmulator) -> GatewayFactory:
+    """``async with run_gateway(telegram=emu, ...) as gateway``: a started in-process Gateway."""
+
+    @asynccontextmanager
+    async def running(**options: Any) -> AsyncIterator[Gateway]:
+        hold_seconds = options.pop("hold_seconds", 0.3)
+        config = gateway_config(tmp_path, anthropic, **options)
+        async with open_app(config) as app:
+            gateway = Gateway(app, hold_seconds=hold_seconds)
+            await gateway.start()
+            try:
+                yield gateway
+            finally:
+                await gateway.stop(grace_seconds=2.0)
+
+    return running
+
+
+async def settled_inbound(
+    gateway: Gateway,
+    platform: str,
+    platform_message_id: str,
+    timeout: float = 10.0,  # noqa: ASYNC109 - a guard against hangs
+) -> InboundRecord:
+    """The inbound record once its handling has finished (done, refused or failed)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            record = await gateway.app.repo.get_inbound(platform, platform_message_id)
+            if record is not None and record.status not in UNFINISHED_INBOUND_STATUSES:
+                return record
+            await asyncio.sleep(0.02)
+
+
+GUILD_ID = 700000000000000001
+GENERAL_ID = 700000000000000010
+THREAD_ID = 700000000000000020
+
+
+@pytest.fixture
+async def discord_emulator(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DiscordEmulator]:
+    """A local Discord with one guild (#general and a thread); the token is in the env.
+
+    The adapter points discord.py's class-level URLs at it; monkeypatch restores them.
+    """
+    import discord
+
+    emulator = DiscordEmulator()
+    emulator.add_guild(GUILD_ID, "hermes-lab", [(GENERAL_ID, "general")])
+    emulator.add_thread(GUILD_ID, GENERAL_ID, THREAD_ID, "design-notes")
+    await emulator.start()
+    monkeypatch.setenv(DISCORD_TOKEN_ENV, emulator.token)
+    monkeypatch.setattr(discord.http.Route, "BASE", discord.http.Route.BASE)
+    gateway_class = discord.gateway.DiscordWebSocket
+    monkeypatch.setattr(gateway_class, "DEFAULT_GATEWAY", gateway_class.DEFAULT_GATEWAY)
+    try:
+        yield emulator
+    finally:
+        await emulator.stop()

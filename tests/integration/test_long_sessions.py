@@ -1,0 +1,124 @@
+"""Long sessions through ``hermes chat``: compaction keeps every request inside the window,
+summaries are updated rather than rewritten, and summary failures lose nothing."""
+
+from __future__ import annotations
+
+import itertools
+
+from gateway.store.db import open_store
+from gateway.store.repository import Repository
+from sandbox.anthropic_api import AnthropicEmulator
+from tests.integration.conftest import run_cli, write_config
+
+CONTEXT = 32_000
+SUMMARY_PHRASE = "structured summary"
+
+
+def _turns(n: int) -> list[str]:
+    filler = "We keep discussing the migration plan for the billing service in detail. " * 6
+    return [f"turn {i}: remember fact #{i} is {i * 7919 % 10007}. {filler}" for i in range(n)]
+
+
+async def _stored(tmp_path):
+    store = await open_store(f"sqlite+aiosqlite:///{tmp_path / 'hermes.db'}")
+    try:
+        repo = Repository(store)
+        [session] = await repo.list_sessions()
+        return await repo.all_messages(session.id), await repo.list_compactions(session.id)
+    finally:
+        await store.close()
+
+
+def _summary_requests(emulator: AnthropicEmulator):
+    return [
+        r
+        for r in emulator.requests
+        if SUMMARY_PHRASE in (r.last_user_text or "").lower() and r.status == 200
+    ]
+
+
+async def test_300_turns_in_a_32k_window_compact_repeatedly_without_losing_anything(tmp_path):
+    emulator = AnthropicEmulator(context_length=CONTEXT, reply_tokens=120)
+    await emulator.start()
+    try:
+        config = write_config(tmp_path, emulator.base_url, model={"context_length": CONTEXT})
+        script = _turns(300)
+        result = await run_cli(
+            "chat", "--config", str(config), stdin="\n".join(script) + "\n", timeout=400
+        )
+    finally:
+        await emulator.stop()
+    assert result.code == 0, result.stderr
+    replies = result.replies()
+    assert len(replies) == 300
+    assert not any("too long" in r or "Sorry" in r for r in replies)
+    assert emulator.stats.rejected_400 == 0
+    assert max(r.prompt_tokens for r in emulator.requests) < CONTEXT
+
+    summaries = _summary_requests(emulator)
+    assert len(summaries) >= 3, "several compactions should have happened"
+    for previous, later in itertools.pairwise(summaries):
+        assert previous.reply_text.strip()[:200] in later.last_user_text, (
+            "later summaries update the previous one"
+        )
+
+    stored, compactions = await _stored(tmp_path)
+    assert [m.content for m in stored if m.role == "user" and m.kind == "message"] == script
+    assert sum(c.outcome in ("summarized", "chunked") for c in compactions) == len(compactions) >= 3
+    in_context = [m for m in stored if m.in_context]
+    assert len(in_context) < len(stored) / 4
+
+
+async def test_summary_outage_falls_back_tells_the_user_and_recovers(tmp_path):
+    emulator = AnthropicEmulator(context_length=CONTEXT, reply_tokens=120)
+    await emulator.start()
+    try:
+        config = write_config(
+            tmp_path,
+            emulator.base_url,
+            model={"context_length": CONTEXT},
+            context={"compressor": {"retry_delays": [0.01, 0.01], "cooldown_seconds": 0}},
+        )
+        # Every summary call fails (overloaded) until the model "recovers" after 3 attempts x 2.
+        emulator.inject_fault("529", count=3, contains=SUMMARY_PHRASE)
+        script = _turns(120)
+        result = await run_cli(
+            "chat", "--config", str(config), stdin="\n".join(script) + "\n", timeout=300
+        )
+    finally:
+        await emulator.stop()
+    assert result.code == 0, result.stderr
+    assert len(result.replies()) == 120
+    notices = [line for line in result.stdout.splitlines() if line.startswith("notice> ")]
+    assert notices, "the user is told when compaction ran without the summary model"
+    stored, compactions = await _stored(tmp_path)
+    assert [m.content for m in stored if m.role == "user" and m.kind == "message"] == script
+    outcomes = [c.outcome for c in compactions]
+    assert outcomes[0] == "fallback" and compactions[0].degraded
+    assert "summarized" in outcomes[1:], (
+        f"a later compaction succeeds once the model recovers: {outcomes}"
+    )
+    assert emulator.stats.rejected_400 == 0
+
+
+async def test_summary_model_with_a_small_window_summarises_in_chunks(tmp_path):
+    emulator = AnthropicEmulator(context_length=CONTEXT, reply_tokens=120)
+    await emulator.start()
+    try:
+        config = write_config(
+            tmp_path,
+            emulator.base_url,
+            model={"context_length": CONTEXT},
+            auxiliary={"compression": {"context_length": 6_000}},
+        )
+        script = _turns(90)
+        result = await run_cli(
+            "chat", "--config", str(config), stdin="\n".join(script) + "\n", timeout=300
+        )
+    finally:
+        await emulator.stop()
+    assert result.code == 0, result.stderr
+    stored, compactions = await _stored(tmp_path)
+    assert [m.content for m in stored if m.role == "user" and m.kind == "message"] == script
+    assert compactions and compactions[0].outcome == "chunked"
+    assert all(r.prompt_tokens <= 6_000 for r in _summary_requests(emulator))
