@@ -141,11 +141,16 @@ class AgentLoop:
         return result
 
     # -- one turn ------------------------------------------------------------------------
-    async def run_turn(self, context: list[Message], user_message: Message) -> TurnResult:
-        """Run one turn. ``context`` (system prompt first) is updated in place."""
+    async def run_turn(self, context: list[Message], user_message: Message | None) -> TurnResult:
+        """Run one turn. ``context`` (system prompt first) is updated in place.
+
+        ``user_message`` None resumes a turn whose user message is already in ``context``
+        (a turn interrupted by a restart).
+        """
         result = TurnResult(reply="", stop_reason="final")
-        await self._append(context, [user_message])
-        result.new_messages.append(user_message)
+        if user_message is not None:
+            await self._append(context, [user_message])
+            result.new_messages.append(user_message)
         emergency_used = False
         iteration = 0
         while iteration < self.settings.max_iterations:

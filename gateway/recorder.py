@@ -22,7 +22,13 @@ class StoreRecorder:
 
     async def record_messages(self, messages: list[Message]) -> None:
         counts = [message_tokens(m) for m in messages]
-        ids = await self.repo.append_messages(self.session_id, messages, counts)
+        # A user message remembers the platform message it came from, so a turn interrupted by
+        # a crash is resumed after a restart instead of storing the message twice.
+        platform_ids = {m.get("_platform_message_id") for m in messages}
+        platform_id = platform_ids.pop() if len(platform_ids) == 1 else None
+        ids = await self.repo.append_messages(
+            self.session_id, messages, counts, platform_message_id=platform_id
+        )
         for message, row_id in zip(messages, ids, strict=True):
             message["_id"] = row_id
 

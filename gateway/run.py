@@ -227,7 +227,9 @@ class Gateway:
         address = _address(batch[-1])
         try:
             async with adapter.typing(DeliveryTarget.of(batch[-1])):
-                reply = await self.app.sessions.run_turn(address, merge_texts(batch))
+                reply = await self.app.sessions.run_turn(
+                    address, merge_texts(batch), platform_message_id=batch[-1].platform_message_id
+                )
         except asyncio.CancelledError:
             if key in self._stopping_keys:
                 await self._after_user_stop(address, batch)

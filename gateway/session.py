@@ -140,8 +140,12 @@ class SessionRuntime:
             await recorder.record_messages(stubs)
             self.context.extend(stubs)
 
-    async def run_turn(self, text: str) -> TurnReply:
-        """Hygiene, then one agent turn for ``text``."""
+    async def run_turn(self, text: str, *, platform_message_id: str | None = None) -> TurnReply:
+        """Hygiene, then one agent turn for ``text``.
+
+        With ``platform_message_id`` of a message already stored by an interrupted turn (a
+        crash mid-turn), the turn resumes from the stored context instead of storing it again.
+        """
         token = current_session_id.set(self.session_id)
         try:
             reply = TurnReply(text="")
@@ -152,7 +156,21 @@ class SessionRuntime:
                 reply.hygiene = hygiene
                 if hygiene.user_notice:
                     reply.notices.append(hygiene.user_notice)
-            result = await self.loop.run_turn(self.context, {"role": "user", "content": text})
+            user_message: Message | None = {"role": "user", "content": text}
+            if platform_message_id is not None and self._already_stored(platform_message_id):
+                last = self.context[-1]
+                if last.get("role") == "assistant" and not last.get("tool_calls"):
+                    # Answered before the crash but never delivered: deliver the stored answer.
+                    reply.text = str(last.get("content") or "")
+                    return reply
+                log.info("session %s: resuming an interrupted turn", self.session_id)
+                user_message = None
+            elif platform_message_id is not None:
+                user_message = {
+                    **{"role": "user", "content": text},
+                    "_platform_message_id": platform_message_id,
+                }
+            result = await self.loop.run_turn(self.context, user_message)
             result.wait_seconds += hygiene_seconds
             reply.result = result
             reply.text = result.reply
@@ -161,6 +179,13 @@ class SessionRuntime:
             return reply
         finally:
             current_session_id.reset(token)
+
+    def _already_stored(self, platform_message_id: str) -> bool:
+        """Whether the newest user message in context came from that platform message."""
+        for message in reversed(self.context):
+            if message.get("role") == "user":
+                return message.get("_platform_message_id") == platform_message_id
+        return False
 
     async def maybe_hygiene(self) -> CompactionResult | None:
         """Compact before the turn when the session is at 85% of the model's context."""

@@ -57,10 +57,12 @@ class SessionManager:
         await self._remember(address.key, runtime)
         return runtime
 
-    async def run_turn(self, address: SessionAddress, text: str) -> TurnReply:
+    async def run_turn(
+        self, address: SessionAddress, text: str, *, platform_message_id: str | None = None
+    ) -> TurnReply:
         """One user message through hygiene and the agent loop."""
         runtime = await self.get(address)
-        return await runtime.run_turn(text)
+        return await runtime.run_turn(text, platform_message_id=platform_message_id)
 
     async def run_command(self, address: SessionAddress, command: Command) -> str:
         """Execute a command (``/stop`` is the caller's: it knows what is running)."""

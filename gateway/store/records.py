@@ -97,6 +97,8 @@ class MessageRecord:
         message["_tokens"] = self.token_count
         if self.kind != MESSAGE_KIND:
             message["_kind"] = self.kind
+        if self.platform_message_id is not None:
+            message["_platform_message_id"] = self.platform_message_id
         return message
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from gateway.store.db import open_store
+from gateway.store.repository import Repository
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, MODEL_KEY_ENV, TELEGRAM_TOKEN_ENV, gateway_config
@@ -79,3 +81,12 @@ async def test_sigkill_during_a_turn_then_restart_answers_the_message_exactly_on
     assert texts[1].startswith("Noted: and this")
     assert code == 0
     assert "telegram: connected as @hermes_test_bot" in log_path.read_text()
+    # Nothing lost, nothing doubled in the store either: the interrupted turn was resumed.
+    store = await open_store(config.database.url or "")
+    try:
+        repo = Repository(store)
+        [session] = await repo.list_sessions()
+        users = [m.content for m in await repo.all_messages(session.id) if m.role == "user"]
+    finally:
+        await store.close()
+    assert users == ["answer me once", "and this"]
