@@ -78,14 +78,26 @@ class PromptCachingSettings(_Section):
     cache_ttl: Literal["5m", "1h"] = "5m"
 
 
+class CompressorEngineSettings(_Section):
+    """Tuning of the built-in compressor's failure handling (``context.compressor``)."""
+
+    retry_delays: list[Annotated[float, Field(ge=0)]] = Field(
+        default_factory=lambda: [2.0, 8.0, 20.0]
+    )
+    cooldown_seconds: Annotated[float, Field(ge=0)] = 600.0
+
+
 class ContextSettings(BaseModel):
-    """``context.engine`` plus one free-form section per engine (``context.<engine>``)."""
+    """``context.engine`` plus one section per engine (``context.<engine>``)."""
 
     model_config = ConfigDict(extra="allow")
     engine: str = "compressor"
+    compressor: CompressorEngineSettings = Field(default_factory=CompressorEngineSettings)
 
     def engine_section(self, name: str) -> dict[str, Any]:
         """The engine's own settings (``context.<name>``), empty when absent."""
+        if name == "compressor":
+            return self.compressor.model_dump()
         extra = self.model_extra or {}
         section = extra.get(name) or {}
         return dict(section)

@@ -1,0 +1,108 @@
+"""Phase 1 of a compaction: shrink old tool outputs without calling a model.
+
+Old tool results are usually the bulk of a long agent session and the least needed later, so
+each one outside the protected tail is replaced by a one-line description (which tool, which
+call, its first line and size), and an output repeated later is collapsed to a pointer to the
+later copy. The originals stay in the store; a replaced message is a new dict without ``"_id"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agent.types import Message
+
+PRUNE_MIN_CHARS = 200
+"""Tool outputs longer than this (outside the protected tail) are cleared."""
+PRUNED_OUTPUT_PREFIX = "[Old tool output cleared to save context space]"
+"""Start of the placeholder that replaces a cleared tool output."""
+PRUNED_FIRST_LINE_CHARS = 80
+"""How much of the output's first line the placeholder keeps."""
+DUPLICATE_OUTPUT_TEMPLATE = "[Duplicate of a later {tool} output]"
+"""Placeholder for an output that appears again, identical, later in the history."""
+UNKNOWN_TOOL = "tool"
+
+
+def content_text(content: Any) -> str:
+    """The text of a message content value (str, list of parts or None); images as a marker."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") in ("image", "image_url"):
+            texts.append("[image]")
+        elif isinstance(part, dict):
+            texts.append(str(part.get("text", "")))
+        else:
+            texts.append(str(part))
+    return "\n".join(texts)
+
+
+def tool_names_by_call_id(messages: Sequence[Message]) -> dict[str, str]:
+    """Map each tool call id to the name of the tool it called."""
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            names[str(call.get("id"))] = str(function.get("name") or call.get("name") or "")
+    return names
+
+
+def first_line(text: str, limit: int = PRUNED_FIRST_LINE_CHARS) -> str:
+    """The first non-blank line of ``text``, cut to ``limit`` characters."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped:
+            return stripped[:limit]
+    return ""
+
+
+def pruned_placeholder(tool: str, call_id: str, text: str) -> str:
+    """The one-line stand-in for a cleared tool output."""
+    return f"{PRUNED_OUTPUT_PREFIX} {tool} call {call_id}: {first_line(text)} ({len(text)} chars)"
+
+
+def replace_content(message: Message, content: str) -> Message:
+    """A copy of ``message`` with new content and no bookkeeping keys (it becomes a new row)."""
+    copy = {key: value for key, value in message.items() if not key.startswith("_")}
+    copy["content"] = content
+    return copy
+
+
+def prune_tool_outputs(
+    messages: Sequence[Message],
+    start: int,
+    end: int,
+    tool_names: dict[str, str] | None = None,
+) -> list[Message]:
+    """Return ``messages`` with tool outputs in ``[start, end)`` cleared or de-duplicated.
+
+    The list keeps its length and order; untouched messages are the same dicts. An output that
+    appears again later (anywhere) becomes a duplicate pointer; otherwise an output over
+    ``PRUNE_MIN_CHARS`` becomes a placeholder. Placeholders are only used when shorter.
+    """
+    names = tool_names if tool_names is not None else tool_names_by_call_id(messages)
+    last_seen: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if message.get("role") == "tool":
+            last_seen[content_text(message.get("content"))] = index
+    pruned = list(messages)
+    for index in range(max(start, 0), min(end, len(messages))):
+        message = messages[index]
+        if message.get("role") != "tool":
+            continue
+        text = content_text(message.get("content"))
+        call_id = str(message.get("tool_call_id"))
+        tool = names.get(call_id) or UNKNOWN_TOOL
+        if text and last_seen.get(text, index) > index:
+            replacement = DUPLICATE_OUTPUT_TEMPLATE.format(tool=tool)
+        elif len(text) > PRUNE_MIN_CHARS:
+            replacement = pruned_placeholder(tool, call_id, text)
+        else:
+            continue
+        if len(replacement) < len(text):
+            pruned[index] = replace_content(message, replacement)
+    return pruned
