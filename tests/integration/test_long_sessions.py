@@ -44,7 +44,7 @@ async def test_300_turns_in_a_32k_window_compact_repeatedly_without_losing_anyth
         config = write_config(tmp_path, emulator.base_url, model={"context_length": CONTEXT})
         script = _turns(300)
         result = await run_cli(
-            "chat", "--config", str(config), stdin="\n".join(script) + "\n", timeout=400
+            "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=400
         )
     finally:
         await emulator.stop()
@@ -83,7 +83,7 @@ async def test_summary_outage_falls_back_tells_the_user_and_recovers(tmp_path):
         emulator.inject_fault("529", count=3, contains=SUMMARY_PHRASE)
         script = _turns(120)
         result = await run_cli(
-            "chat", "--config", str(config), stdin="\n".join(script) + "\n", timeout=300
+            "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=300
         )
     finally:
         await emulator.stop()
@@ -113,7 +113,7 @@ async def test_summary_model_with_a_small_window_summarises_in_chunks(tmp_path):
         )
         script = _turns(90)
         result = await run_cli(
-            "chat", "--config", str(config), stdin="\n".join(script) + "\n", timeout=300
+            "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=300
         )
     finally:
         await emulator.stop()
