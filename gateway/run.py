@@ -10,10 +10,12 @@ loses a recorded message (pending ones are handled at start) nor answers one twi
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import logging
 import signal
+import time
 from collections.abc import Coroutine
 from typing import Any
 
@@ -36,6 +38,8 @@ MESSAGE_SEPARATOR = "\n\n"
 """Between messages merged into one turn."""
 PIECE_SEPARATOR = " "
 """Between pieces of one pasted text: the client cut at whitespace, which Telegram trims."""
+OVERHEAD_SAMPLES = 10_000
+"""How many recent per-turn overhead measurements the gateway keeps (demo, benchmarks)."""
 EXIT_OK = 0
 EXIT_STARTUP_FAILED = 1
 EXIT_NOTHING_ENABLED = 2
@@ -111,6 +115,8 @@ class Gateway:
             idle_seconds=idle_seconds,
             hold_seconds=hold_seconds,
         )
+        self.overhead_ms: collections.deque[float] = collections.deque(maxlen=OVERHEAD_SAMPLES)
+        """Per handled turn: time in the gateway and agent minus time waiting on the model."""
         self._stopping_keys: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
         self.started: list[str] = []
@@ -225,6 +231,7 @@ class Gateway:
             return
         adapter = self.adapters[first.platform]
         address = _address(batch[-1])
+        started = time.perf_counter()
         try:
             async with adapter.typing(DeliveryTarget.of(batch[-1])):
                 reply = await self.app.sessions.run_turn(
@@ -239,6 +246,8 @@ class Gateway:
             await self._deliver(batch, [FAILED_TEXT.format(error=type(exc).__name__)], "failed")
             return
         await self._deliver(batch, [*reply.notices, reply.text])
+        waited = reply.result.wait_seconds if reply.result else 0.0
+        self.overhead_ms.append((time.perf_counter() - started - waited) * 1000)
 
     async def _after_user_stop(self, address: SessionAddress, batch: list[InboundMessage]) -> None:
         """A turn cancelled by /stop: reload the context from the store, close the messages."""
