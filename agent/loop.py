@@ -141,11 +141,15 @@ class AgentLoop:
         return result
 
     # -- one turn ------------------------------------------------------------------------
+    async def add_user_message(self, context: list[Message], message: Message) -> None:
+        """Store a user message and add it to the context, before the turn runs."""
+        await self._append(context, [message])
+
     async def run_turn(self, context: list[Message], user_message: Message | None) -> TurnResult:
         """Run one turn. ``context`` (system prompt first) is updated in place.
 
-        ``user_message`` None resumes a turn whose user message is already in ``context``
-        (a turn interrupted by a restart).
+        ``user_message`` None runs the turn for the user message(s) already at the end of
+        ``context`` (added by :meth:`add_user_message`, or stored by an interrupted turn).
         """
         result = TurnResult(reply="", stop_reason="final")
         if user_message is not None:

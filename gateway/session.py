@@ -141,22 +141,16 @@ class SessionRuntime:
             self.context.extend(stubs)
 
     async def run_turn(self, text: str, *, platform_message_id: str | None = None) -> TurnReply:
-        """Hygiene, then one agent turn for ``text``.
+        """Store the user's message, run hygiene, then one agent turn.
 
-        With ``platform_message_id`` of a message already stored by an interrupted turn (a
-        crash mid-turn), the turn resumes from the stored context instead of storing it again.
+        The message is stored first, so nothing received is ever lost, and hygiene compacts
+        with it in view (the previous turn is complete, so all of it may be summarised). With
+        the ``platform_message_id`` of a message an interrupted turn already stored (a crash
+        mid-turn), the turn resumes from the stored context instead of storing it twice.
         """
         token = current_session_id.set(self.session_id)
         try:
             reply = TurnReply(text="")
-            started = time.perf_counter()
-            hygiene = await self.maybe_hygiene()
-            hygiene_seconds = time.perf_counter() - started if hygiene is not None else 0.0
-            if hygiene is not None:
-                reply.hygiene = hygiene
-                if hygiene.user_notice:
-                    reply.notices.append(hygiene.user_notice)
-            user_message: Message | None = {"role": "user", "content": text}
             if platform_message_id is not None and self._already_stored(platform_message_id):
                 last = self.context[-1]
                 if last.get("role") == "assistant" and not last.get("tool_calls"):
@@ -164,13 +158,19 @@ class SessionRuntime:
                     reply.text = str(last.get("content") or "")
                     return reply
                 log.info("session %s: resuming an interrupted turn", self.session_id)
-                user_message = None
-            elif platform_message_id is not None:
-                user_message = {
-                    **{"role": "user", "content": text},
-                    "_platform_message_id": platform_message_id,
-                }
-            result = await self.loop.run_turn(self.context, user_message)
+            else:
+                message: Message = {"role": "user", "content": text}
+                if platform_message_id is not None:
+                    message["_platform_message_id"] = platform_message_id
+                await self.loop.add_user_message(self.context, message)
+            started = time.perf_counter()
+            hygiene = await self.maybe_hygiene()
+            if hygiene is not None:
+                reply.hygiene = hygiene
+                if hygiene.user_notice:
+                    reply.notices.append(hygiene.user_notice)
+            hygiene_seconds = time.perf_counter() - started if hygiene is not None else 0.0
+            result = await self.loop.run_turn(self.context, None)
             result.wait_seconds += hygiene_seconds
             reply.result = result
             reply.text = result.reply
