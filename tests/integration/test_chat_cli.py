@@ -105,3 +105,21 @@ async def test_model_outage_apologises_and_the_next_message_works(tmp_path, emul
     assert first.startswith("hermes> Sorry, I couldn't reach the model")
     assert "second" in second
     assert emulator.stats.rejected_400 == 0
+
+
+async def test_new_starts_a_fresh_session_and_keeps_the_old_one(tmp_path, emulator):
+    config = write_config(tmp_path, emulator.base_url)
+    script = "first session hello\n/status\n/new\nsecond session hello\n/status\n/compress\n"
+    result = await run_cli("chat", "--config", str(config), stdin=script)
+    assert result.code == 0, result.stderr
+    out = result.stdout
+    assert "Session #1 (cli:local)" in out and "Session #2 (cli:local)" in out
+    assert "Started a new session (#2). The previous one stays stored." in out
+    assert "Prompt caching: ENABLED (Claude native, 5m TTL)" in out
+    assert "Nothing to compact" in out or "Compacted:" in out
+    listing = await run_cli("sessions", "list", "--config", str(config))
+    lines = listing.stdout.splitlines()
+    assert len(lines) == 2 and sum(line.startswith("*") for line in lines) == 1
+    # The second session does not see the first one's messages.
+    last_request = emulator.requests[-1]
+    assert "first session" not in str(last_request.body)

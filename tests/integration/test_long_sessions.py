@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
 from sandbox.anthropic_api import AnthropicEmulator
@@ -69,7 +71,10 @@ async def test_300_turns_in_a_32k_window_compact_repeatedly_without_losing_anyth
     assert len(in_context) < len(stored) / 4
 
 
-async def test_summary_outage_falls_back_tells_the_user_and_recovers(tmp_path):
+@pytest.mark.parametrize("fault", ["529", "slow"])
+async def test_summary_outage_falls_back_tells_the_user_and_recovers(tmp_path, fault):
+    """Overloaded (529) or timing out (slower than auxiliary.compression.timeout): the
+    compaction falls back, the user is told, nothing is lost, and a later one succeeds."""
     emulator = AnthropicEmulator(context_length=CONTEXT, reply_tokens=120)
     await emulator.start()
     try:
@@ -77,10 +82,11 @@ async def test_summary_outage_falls_back_tells_the_user_and_recovers(tmp_path):
             tmp_path,
             emulator.base_url,
             model={"context_length": CONTEXT},
+            auxiliary={"compression": {"timeout": 1.0}},
             context={"compressor": {"retry_delays": [0.01, 0.01], "cooldown_seconds": 0}},
         )
-        # Every summary call fails (overloaded) until the model "recovers" after 3 attempts x 2.
-        emulator.inject_fault("529", count=3, contains=SUMMARY_PHRASE)
+        # The first compaction's three attempts fail; the model "recovers" afterwards.
+        emulator.inject_fault(fault, count=3, contains=SUMMARY_PHRASE, delay=3.0)
         script = _turns(120)
         result = await run_cli(
             "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=300
