@@ -15,7 +15,6 @@ Reads run concurrently; every write takes the store's write lock and one short t
 from __future__ import annotations
 
 from gateway.store.repository_base import NotFoundError, StoreError
-from gateway.store.repository_compactions import CompactionQueries
 from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_messages import MessageQueries
@@ -38,10 +37,9 @@ __all__ = [
 class Repository(
     SessionQueries,
     MessageQueries,
-    CompactionQueries,
+    ExportQueries,  # includes CompactionQueries
     UsageQueries,
     InboundQueries,
-    ExportQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

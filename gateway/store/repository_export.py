@@ -10,16 +10,15 @@ from typing import Any
 from sqlalchemy import select
 
 from gateway.store.records import CompactionRecord, MessageRecord
-from gateway.store.repository_base import RepositoryBase
-from gateway.store.repository_compactions import compaction_record
+from gateway.store.repository_compactions import CompactionQueries
 from gateway.store.repository_messages import message_record
-from gateway.store.tables import CompactionRow, MessageRow, messages_table
+from gateway.store.tables import MessageRow, messages_table
 
 EXPORT_PAGE_SIZE = 500
 """Messages read per query, so a huge session is never held in memory at once."""
 
 
-class ExportQueries(RepositoryBase):
+class ExportQueries(CompactionQueries):
     """Streaming every stored message and compaction of a session."""
 
     async def export_session(self, session_id: int) -> AsyncIterator[dict[str, Any]]:
@@ -43,18 +42,8 @@ class ExportQueries(RepositoryBase):
             if len(page) < EXPORT_PAGE_SIZE:
                 break
             after_id = page[-1].id
-        for compaction in await self._compactions_of(session_id):
+        for compaction in await self.list_compactions(session_id):
             yield exported_compaction(compaction)
-
-    async def _compactions_of(self, session_id: int) -> list[CompactionRecord]:
-        query = (
-            select(CompactionRow)
-            .where(CompactionRow.session_id == session_id)
-            .order_by(CompactionRow.id)
-        )
-        async with self._reading() as session:
-            rows = (await session.scalars(query)).all()
-        return [compaction_record(row) for row in rows]
 
 
 def exported_message(record: MessageRecord) -> dict[str, Any]:
