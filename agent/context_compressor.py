@@ -39,6 +39,11 @@ from agent.summary_prompt import (
     serialize_middle,
     take_chunk,
 )
+from agent.summary_requests import (
+    SummaryUnavailableError,
+    describe_failure,
+    request_summary,
+)
 from agent.tokens import message_tokens, messages_tokens
 from agent.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
 from agent.types import (
@@ -48,13 +53,10 @@ from agent.types import (
     Message,
     PromptTooLongError,
     ProviderError,
-    ProviderTimeoutError,
 )
 
 log = logging.getLogger(__name__)
 
-COMPACTION_TASK = "compression"
-"""The auxiliary-model task name of a summary request."""
 SUMMARY_BUDGET_RATIO = 0.20
 """The summary may use this share of the tokens it replaces..."""
 MIN_SUMMARY_TOKENS = 2_000
@@ -74,10 +76,6 @@ DEGRADED_NOTICE = (
 )
 
 
-class SummaryUnavailableError(Exception):
-    """The summary model could not produce a summary; ``str()`` says why."""
-
-
 @dataclass(slots=True)
 class SummaryOutcome:
     """The text standing in for the middle and how it was obtained."""
@@ -86,12 +84,6 @@ class SummaryOutcome:
     outcome: CompactionOutcome
     degraded: bool = False
     detail: str = ""
-
-
-def _is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, TimeoutError | ProviderTimeoutError):
-        return True
-    return isinstance(exc, ProviderError) and exc.retryable
 
 
 class ContextCompressor(ContextEngine):
@@ -302,41 +294,22 @@ class ContextCompressor(ContextEngine):
                 pinned_request=pinned,
             )
             try:
-                running = await self._request_summary(call_llm, prompt, budget)
+                running = await request_summary(
+                    call_llm, prompt, budget, self._retry_delays, self._sleep
+                )
             except PromptTooLongError:
                 limit //= 2  # our estimate was too low for the summary model: smaller chunks
                 continue
             except (ProviderError, TimeoutError, SummaryUnavailableError) as exc:
                 self._cooldown_until = self._clock() + self._cooldown_seconds
                 rest = content[pieces[0].index :]
-                return self._fallback(rest, running, budget, names, _describe(exc))
+                return self._fallback(rest, running, budget, names, describe_failure(exc))
             calls += 1
             pieces = rest_pieces
         outcome: CompactionOutcome = "chunked" if calls > 1 else "summarized"
         return SummaryOutcome(
             running or "", outcome, detail=f"{len(content)} messages, {calls} call(s)"
         )
-
-    async def _request_summary(self, call_llm: CallLLM, prompt: str, budget: int) -> str:
-        """One summary request, retried after each delay while the error is transient."""
-        delays = iter(self._retry_delays)
-        while True:
-            try:
-                text = await call_llm(
-                    COMPACTION_TASK, [{"role": "user", "content": prompt}], budget
-                )
-            except PromptTooLongError:
-                raise
-            except (ProviderError, TimeoutError) as exc:
-                delay = next(delays, None)
-                if not _is_retryable(exc) or delay is None:
-                    raise
-                log.info("summary request failed (%s); retrying in %.0f s", _describe(exc), delay)
-                await self._sleep(delay)
-                continue
-            if not text or not text.strip():
-                raise SummaryUnavailableError("the summary model returned an empty summary")
-            return text.strip()
 
     def _fallback(
         self,
@@ -387,12 +360,6 @@ class ContextCompressor(ContextEngine):
             last_outcome=self._last_outcome,
         )
         return status
-
-
-def _describe(exc: BaseException) -> str:
-    status = getattr(exc, "status", None)
-    kind = "timeout" if isinstance(exc, TimeoutError | ProviderTimeoutError) else type(exc).__name__
-    return f"{kind}{f' {status}' if status else ''}: {exc}".rstrip(": ")
 
 
 def create_compressor(ctx: EngineContext) -> ContextCompressor:
