@@ -128,6 +128,9 @@ class Gateway:
             self.started.append(adapter.name)
             log.info("%s: connected as %s", adapter.name, identity)
         log.info("%s", self.app.services.caching_line)
+        for name, allowlist in self.allowlists.items():
+            # A refused user is told once, not once per restart.
+            allowlist.remember_told(await self.app.repo.refused_users(name))
         await self.resume_pending()
 
     async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:

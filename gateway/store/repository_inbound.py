@@ -110,6 +110,17 @@ class InboundQueries(RepositoryBase):
             rows = (await session.scalars(query)).all()
         return [inbound_record(row) for row in rows]
 
+    async def refused_users(self, platform: str) -> set[str]:
+        """Users whose messages were refused (and who were told so) on that platform."""
+        query = (
+            select(InboundRow.user_id)
+            .where(InboundRow.platform == platform, InboundRow.status == "refused")
+            .distinct()
+        )
+        async with self._reading() as session:
+            rows = (await session.scalars(query)).all()
+        return {str(user_id) for user_id in rows if user_id is not None}
+
 
 def inbound_record(row: InboundRow) -> InboundRecord:
     """The immutable view of an inbound row."""

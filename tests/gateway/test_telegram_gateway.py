@@ -132,6 +132,22 @@ async def test_user_not_on_the_allowlist_is_told_once_and_never_reaches_the_mode
     assert record.status == "refused"
 
 
+async def test_refused_user_is_not_told_again_after_a_restart(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    async with run_gateway(telegram=telegram):
+        telegram.push_message(STRANGER, "let me in", username="mallory")
+        await telegram.wait_for_sent(STRANGER, 1)
+    async with run_gateway(telegram=telegram) as gateway:
+        again = telegram.push_message(STRANGER, "still me", username="mallory")
+        record = await settled_inbound(
+            gateway, "telegram", f"{STRANGER}:{again['message']['message_id']}"
+        )
+    assert record.status == "refused"
+    assert len(telegram.sent_messages(STRANGER)) == 1
+    assert anthropic.requests == []
+
+
 async def test_allowlist_accepts_a_username(
     run_gateway: GatewayFactory, telegram: TelegramEmulator
 ) -> None:
