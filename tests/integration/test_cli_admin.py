@@ -1,0 +1,44 @@
+"""Administrative commands: db upgrade, doctor, plugins list, sessions show."""
+
+from __future__ import annotations
+
+from tests.integration.conftest import run_cli, write_config
+
+
+async def test_db_upgrade_is_idempotent(tmp_path, emulator):
+    config = write_config(tmp_path, emulator.base_url)
+    first = await run_cli("db", "upgrade", "--config", str(config))
+    second = await run_cli("db", "upgrade", "--config", str(config))
+    assert first.code == second.code == 0, first.stderr + second.stderr
+    assert first.stdout.split("revision")[-1] == second.stdout.split("revision")[-1]
+
+
+async def test_doctor_reports_each_check_and_fails_on_a_missing_key(
+    tmp_path, emulator, monkeypatch
+):
+    config = write_config(tmp_path, emulator.base_url, platforms={"telegram": {"enabled": True}})
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    result = await run_cli("doctor", "--config", str(config))
+    assert result.code == 1
+    assert "[  ok] model API key: HERMES_TEST_ANTHROPIC_KEY is set" in result.stdout
+    assert "[FAIL] telegram bot token: TELEGRAM_BOT_TOKEN is not set" in result.stdout
+    assert "[warn] telegram: allowed_users is empty" in result.stdout
+    assert "[  ok] tokenizer loads offline" in result.stdout
+    assert "test-key" not in result.stdout + result.stderr
+
+
+async def test_plugins_list_shows_the_builtin_and_marks_the_active_engine(tmp_path, emulator):
+    config = write_config(tmp_path, emulator.base_url)
+    result = await run_cli("plugins", "list", "--config", str(config))
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("* compressor") for line in lines), result.stdout
+
+
+async def test_unknown_engine_falls_back_to_the_compressor_with_a_warning(tmp_path, emulator):
+    config = write_config(tmp_path, emulator.base_url, context={"engine": "nosuch"})
+    listing = await run_cli("plugins", "list", "--config", str(config))
+    assert "context.engine 'nosuch' was not found" in listing.stdout
+    chat = await run_cli("chat", "--config", str(config), stdin="hello\n")
+    assert chat.code == 0, chat.stderr
+    assert chat.replies() and "nosuch" in chat.stderr
