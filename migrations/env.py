@@ -24,7 +24,7 @@ from alembic import context
 from sqlalchemy.engine import Connection
 
 from gateway.store.db import create_store_engine, default_database_url
-from gateway.store.tables import metadata
+from gateway.store.tables import include_core_object, metadata
 
 DEFAULT_HERMES_HOME = "~/.hermes"
 
@@ -36,6 +36,7 @@ def run_migrations_on(connection: Connection) -> None:
         target_metadata=metadata,
         render_as_batch=True,
         compare_type=True,
+        include_name=include_core_object,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -242,13 +242,30 @@ def _use_as_text(block: Block) -> Block:
     return converted
 
 
-def _tool_blocks_as_text(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Tool blocks turned into text: the API refuses them in a request that defines no tools."""
-    flatten = {"tool_use": _use_as_text, "tool_result": _result_as_text}
+def _tool_blocks_as_text(messages: list[dict[str, Any]], offered: set[str]) -> list[dict[str, Any]]:
+    """Calls of tools not offered in this request (and their results) turned into text.
+
+    The API refuses a tool_use whose tool is not defined: a request with no tools, or a history
+    from an engine or tool set that is no longer active, must still be accepted.
+    """
+    stale = {
+        b.get("id")
+        for m in messages
+        for b in m["content"]
+        if b.get("type") == "tool_use" and b.get("name") not in offered
+    }
+    if not stale:
+        return messages
+
+    def convert(block: Block) -> Block:
+        if block.get("type") == "tool_use" and block.get("id") in stale:
+            return _use_as_text(block)
+        if block.get("type") == "tool_result" and block.get("tool_use_id") in stale:
+            return _result_as_text(block)
+        return block
+
     for message in messages:
-        message["content"] = [
-            flatten[b["type"]](b) if b.get("type") in flatten else b for b in message["content"]
-        ]
+        message["content"] = [convert(b) for b in message["content"]]
     return messages
 
 
@@ -296,19 +313,19 @@ def to_anthropic_request(
     """``{"system": [...], "messages": [...], "tools": [...]}`` for the Messages API.
 
     Never mutates ``messages``. Keys starting with ``_`` are dropped; ``cache_control`` markers
-    (on parts, or top-level on a message) are kept on the matching block. Without ``tools``,
-    tool calls and results in the history are sent as text (the API would refuse them).
+    (on parts, or top-level on a message) are kept on the matching block. Calls of tools not
+    in ``tools`` (none offered, or a tool set that changed) and their results are sent as text.
     """
     system = [m for m in messages if m.get("role") == "system"]
     turns = [_message_turn(m) for m in messages if m.get("role") != "system"]
     wire = _pair_tool_results(_merge_turns(turns))
-    if not tools:
-        wire = _tool_blocks_as_text(wire)
+    schemas = [_tool_schema(t) for t in tools or []]
+    wire = _tool_blocks_as_text(wire, {str(t.get("name")) for t in schemas})
     wire = _finish_turns(wire)
     return {
         "system": _system_blocks(system),
         "messages": wire,
-        "tools": [_tool_schema(t) for t in tools or []],
+        "tools": schemas,
     }
 
 

@@ -27,6 +27,11 @@ class RepositoryBase:
     def __init__(self, store: Store) -> None:
         self._store = store
 
+    @property
+    def store(self) -> Store:
+        """The open store (engine, sessionmaker, write lock) for code that owns its own tables."""
+        return self._store
+
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[AsyncSession]:
         """A session for reads; WAL lets it run while a writer writes."""

@@ -7,6 +7,7 @@ test compares the two). Only the repository modules import these classes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -214,3 +215,20 @@ metadata = Base.metadata
 
 messages_table = cast(Table, MessageRow.__table__)
 """The messages table for Core statements: bulk inserts skip the ORM entirely."""
+
+
+def include_core_object(
+    name: str | None, type_: str, parent_names: Mapping[str, str | None]
+) -> bool:
+    """Alembic's ``include_name`` filter: compare only the core schema's own objects.
+
+    Plugins (such as a context engine) add tables of their own through later revisions; those
+    are not part of this metadata and must not show up as differences to "remove".
+    """
+    if type_ == "table":
+        return name in metadata.tables
+    if type_ == "index":
+        # A plugin may index a core table too (e.g. full-text search over messages).
+        return name in {index.name for table in metadata.tables.values() for index in table.indexes}
+    table = parent_names.get("table_name")
+    return table is None or table in metadata.tables

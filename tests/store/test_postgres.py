@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 
 from agent.types import CompactionResult, Usage
 from gateway.store import Repository, Store, open_store, upgrade_database
-from gateway.store.tables import metadata
+from gateway.store.tables import include_core_object, metadata
 from tests.store.pg import PostgresServer, postgres_server
 
 STORE_TABLES = {"sessions", "messages", "api_usage", "compactions", "inbound"}
@@ -61,7 +61,9 @@ async def test_postgres_migrations_apply_once_and_match_the_models(pg_url: str) 
     store = await open_store(pg_url)
 
     def schema_state(connection: Connection) -> tuple[set[str], str | None, list[object]]:
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "include_name": include_core_object}
+        )
         return (
             set(inspect(connection).get_table_names()),
             context.get_current_revision(),

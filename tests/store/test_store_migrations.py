@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 
 from gateway.store import Repository, default_database_url, open_store, upgrade_database
 from gateway.store.db import alembic_config
-from gateway.store.tables import metadata
+from gateway.store.tables import include_core_object, metadata
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STORE_TABLES = {"sessions", "messages", "api_usage", "compactions", "inbound"}
@@ -76,7 +76,9 @@ async def test_migrated_schema_matches_the_models(tmp_path: Path) -> None:
     await upgrade_database(default_database_url(tmp_path))
 
     def differences(connection: Connection) -> list[object]:
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "include_name": include_core_object}
+        )
         return list(compare_metadata(context, metadata))
 
     engine = create_engine(sync_url(tmp_path / "hermes.db"))

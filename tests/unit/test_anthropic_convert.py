@@ -415,3 +415,31 @@ def test_usage_is_normalised_with_the_one_hour_write_part_listed_separately() ->
     assert usage.cache_write_1h_tokens == 1_000
     assert usage.prompt_tokens == 12 + 9_000 + 1_500
     assert usage.model == "claude-sonnet-4-5-20250929"
+
+
+def test_calls_of_tools_no_longer_offered_are_sent_as_text_with_their_results():
+    call = {
+        "id": "toolu_1",
+        "type": "function",
+        "function": {"name": "lcm_grep", "arguments": "{}"},
+    }
+    kept = {
+        "id": "toolu_2",
+        "type": "function",
+        "function": {"name": "calculator", "arguments": "{}"},
+    }
+    messages = [
+        {"role": "user", "content": "search"},
+        {"role": "assistant", "content": None, "tool_calls": [call, kept]},
+        {"role": "tool", "tool_call_id": "toolu_1", "content": "hits"},
+        {"role": "tool", "tool_call_id": "toolu_2", "content": "4"},
+        {"role": "user", "content": "thanks"},
+    ]
+    tools = [{"name": "calculator", "description": "", "input_schema": {"type": "object"}}]
+    wire = to_anthropic_request(messages, tools)["messages"]
+    kinds = [[b["type"] for b in m["content"]] for m in wire]
+    assert kinds[1] == ["text", "tool_use"]
+    assert "lcm_grep" in wire[1]["content"][0]["text"]
+    assert wire[1]["content"][1]["name"] == "calculator"
+    assert any(b.get("tool_use_id") == "toolu_2" for b in wire[2]["content"])
+    assert not any(b.get("tool_use_id") == "toolu_1" for b in wire[2]["content"])

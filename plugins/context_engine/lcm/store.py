@@ -1,0 +1,220 @@
+"""The engine's own tables and queries, through SQLAlchemy Core on the project's store.
+
+The tables are created by the alembic revision ``0002_lcm``; they are described here on a
+MetaData of their own, so the host's models know nothing about this plugin. Writes take the
+store's write lock and one short transaction, like every other write to the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, Text, insert, select
+from sqlalchemy import update as sql_update
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from .dag import Node, SourceMessage, is_source
+
+lcm_metadata = MetaData()
+"""The lossless engine's tables (schema owned by migrations/versions/0002_lcm.py)."""
+
+nodes_table = Table(
+    "lcm_nodes",
+    lcm_metadata,
+    Column("id", Integer, primary_key=True),
+    Column("session_id", Integer, nullable=False),
+    Column("level", Integer, nullable=False),
+    Column("first_message_id", Integer, nullable=False),
+    Column("last_message_id", Integer, nullable=False),
+    Column("message_count", Integer, nullable=False),
+    Column("first_at", DateTime(timezone=True), nullable=False),
+    Column("last_at", DateTime(timezone=True), nullable=False),
+    Column("token_count", Integer, nullable=False),
+    Column("source_tokens", Integer, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("completed_items", Text, nullable=False),
+    Column("open_items", Text, nullable=False),
+    Column("mode", String, nullable=False),
+    Column("parent_id", Integer, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+children_table = Table(
+    "lcm_node_children",
+    lcm_metadata,
+    Column("parent_id", Integer, primary_key=True),
+    Column("child_id", Integer, primary_key=True),
+    Column("position", Integer, nullable=False),
+)
+
+
+def as_utc(value: datetime) -> datetime:
+    """A stored datetime as timezone-aware UTC (SQLite keeps naive UTC)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class NewNode:
+    """A node about to be stored: what it covers and its summary (children for condensed)."""
+
+    session_id: int
+    level: int
+    first_message_id: int
+    last_message_id: int
+    message_count: int
+    first_at: datetime
+    last_at: datetime
+    token_count: int
+    source_tokens: int
+    content: str
+    completed_items: str
+    open_items: str
+    mode: str
+    child_ids: tuple[int, ...] = ()
+
+
+def store_of(repo: Any) -> Any:
+    """The :class:`gateway.store.Store` behind a repository (engine, write lock)."""
+    # The repository keeps its store private; ``store`` is preferred when it is exposed.
+    return repo.store
+
+
+class LcmStore:
+    """Reads and writes the DAG of one store; sources come from the host's repository."""
+
+    def __init__(self, repo: Any) -> None:
+        store = store_of(repo)
+        self.repo = repo
+        self.engine: AsyncEngine = store.engine
+        self.write_lock: asyncio.Lock = store.write_lock
+
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self.engine.dialect.name
+
+    async def sources(self, session_id: int) -> list[SourceMessage]:
+        """Every original message of the session, oldest first."""
+        records = await self.repo.all_messages(session_id)
+        return [
+            SourceMessage(r.id, r.role, max(1, r.token_count), as_utc(r.created_at), r.as_message())
+            for r in records
+            if is_source(r.kind, r.role, r.content)
+        ]
+
+    async def nodes(self, session_ids: Sequence[int]) -> list[Node]:
+        """Every node of the sessions, in id order, with their children."""
+        if not session_ids:
+            return []
+        query = (
+            select(nodes_table)
+            .where(nodes_table.c.session_id.in_(list(session_ids)))
+            .order_by(nodes_table.c.id)
+        )
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(query)).mappings().all()
+            ids = [row["id"] for row in rows]
+            links = (
+                (
+                    await connection.execute(
+                        select(children_table)
+                        .where(children_table.c.parent_id.in_(ids))
+                        .order_by(children_table.c.parent_id, children_table.c.position)
+                    )
+                )
+                .mappings()
+                .all()
+                if ids
+                else []
+            )
+        children: dict[int, list[int]] = {}
+        for link in links:
+            children.setdefault(link["parent_id"], []).append(link["child_id"])
+        return [_node(row, tuple(children.get(row["id"], ()))) for row in rows]
+
+    async def node(self, node_id: int) -> Node | None:
+        """One node by id, or None."""
+        async with self.engine.connect() as connection:
+            row = (
+                (await connection.execute(select(nodes_table).where(nodes_table.c.id == node_id)))
+                .mappings()
+                .first()
+            )
+            if row is None:
+                return None
+            links = await connection.execute(
+                select(children_table.c.child_id)
+                .where(children_table.c.parent_id == node_id)
+                .order_by(children_table.c.position)
+            )
+            return _node(row, tuple(links.scalars()))
+
+    async def add_node(self, new: NewNode) -> Node:
+        """Store a node, link its children to it, and return it as stored."""
+        now = datetime.now(UTC)
+        values = {
+            "session_id": new.session_id,
+            "level": new.level,
+            "first_message_id": new.first_message_id,
+            "last_message_id": new.last_message_id,
+            "message_count": new.message_count,
+            "first_at": self._time(new.first_at),
+            "last_at": self._time(new.last_at),
+            "token_count": new.token_count,
+            "source_tokens": new.source_tokens,
+            "content": new.content,
+            "completed_items": new.completed_items,
+            "open_items": new.open_items,
+            "mode": new.mode,
+            "parent_id": None,
+            "created_at": self._time(now),
+        }
+        async with self.write_lock, self.engine.begin() as connection:
+            result = await connection.execute(
+                insert(nodes_table).returning(nodes_table.c.id), values
+            )
+            node_id = int(result.scalar_one())
+            if new.child_ids:
+                await connection.execute(
+                    insert(children_table),
+                    [
+                        {"parent_id": node_id, "child_id": child, "position": index}
+                        for index, child in enumerate(new.child_ids)
+                    ],
+                )
+                await connection.execute(
+                    sql_update(nodes_table)
+                    .where(nodes_table.c.id.in_(list(new.child_ids)))
+                    .values(parent_id=node_id)
+                )
+        values.update(id=node_id, first_at=new.first_at, last_at=new.last_at, created_at=now)
+        return _node(values, new.child_ids)
+
+    def _time(self, value: datetime) -> datetime:
+        utc = as_utc(value)
+        # SQLite has no zone: keep naive UTC there, as the host's store does.
+        return utc.replace(tzinfo=None) if self.dialect == "sqlite" else utc
+
+
+def _node(row: Any, child_ids: tuple[int, ...]) -> Node:
+    return Node(
+        id=row["id"],
+        session_id=row["session_id"],
+        level=row["level"],
+        first_message_id=row["first_message_id"],
+        last_message_id=row["last_message_id"],
+        message_count=row["message_count"],
+        first_at=as_utc(row["first_at"]),
+        last_at=as_utc(row["last_at"]),
+        token_count=row["token_count"],
+        source_tokens=row["source_tokens"],
+        content=row["content"],
+        open_items=row["open_items"],
+        mode=row["mode"],
+        parent_id=row["parent_id"],
+        child_ids=child_ids,
+    )
