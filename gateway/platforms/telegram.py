@@ -17,14 +17,14 @@ import time
 from typing import Any
 
 from telegram import BotCommand, Message, MessageEntity, Update
-from telegram.constants import ChatAction, ParseMode
+from telegram.constants import ChatAction
 from telegram.error import BadRequest, Conflict, NetworkError, RetryAfter
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
 from gateway.commands import COMMAND_DESCRIPTIONS, parse_command
 from gateway.config import TelegramSettings
 from gateway.inbound import InboundMessage
-from gateway.markdown_render import markdown_to_telegram_html
+from gateway.markdown_render import RENDER_MARGIN, TELEGRAM_PARSE_MODE, markdown_to_telegram
 from gateway.platforms.base import DeliveryTarget, InboundCallback, PlatformAdapter
 from gateway.text_split import TELEGRAM_MESSAGE_LIMIT, utf16_len
 
@@ -41,7 +41,8 @@ RATE_LIMIT_RETRIES = 3
 """How often AIORateLimiter retries a request Telegram answered 429 (never delivered)."""
 CLIENT_SPLIT_THRESHOLD = 3800
 """A user message at least this long (UTF-16 units) may be the first piece of a longer paste."""
-_PARSE_ERROR = "can't parse entities"
+_FORMATTING_ERRORS = ("can't parse entities", "message is too long")
+"""Rejections of the formatted text after which the plain text (which fits) is sent instead."""
 
 
 def telegram_session_key(
@@ -60,7 +61,7 @@ class TelegramAdapter(PlatformAdapter):
     """A Telegram bot: receives text messages by long polling and sends Markdown replies."""
 
     name = PLATFORM
-    message_limit = TELEGRAM_MESSAGE_LIMIT
+    message_limit = TELEGRAM_MESSAGE_LIMIT - RENDER_MARGIN
     typing_interval = TYPING_INTERVAL_SECONDS
 
     def __init__(self, settings: TelegramSettings, token: str) -> None:
@@ -229,17 +230,17 @@ class TelegramAdapter(PlatformAdapter):
     # -- sending ---------------------------------------------------------------------------
 
     async def send_part(self, target: DeliveryTarget, text: str) -> str:
-        """Send one part as HTML; plain text when Telegram cannot parse the entities."""
+        """Send one part formatted; plain text when Telegram rejects the formatting."""
         extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}
         try:
             sent = await self.bot.send_message(
                 int(target.chat_id),
-                markdown_to_telegram_html(text),
-                parse_mode=ParseMode.HTML,
+                markdown_to_telegram(text),
+                parse_mode=TELEGRAM_PARSE_MODE,
                 **extra,
             )
         except BadRequest as exc:
-            if _PARSE_ERROR not in str(exc).lower():
+            if not any(reason in str(exc).lower() for reason in _FORMATTING_ERRORS):
                 raise
             log.warning("telegram: formatting rejected (%s); sending plain text", exc)
             sent = await self.bot.send_message(int(target.chat_id), text, **extra)

@@ -109,7 +109,7 @@ async def test_reply_falls_back_to_plain_text_when_telegram_rejects_the_formatti
         sent = await telegram.wait_for_sent(ALICE, 1)
         reply = await last_assistant_text(gateway, alice_address())
     attempts = telegram.calls_of("sendMessage")
-    assert attempts[0]["parse_mode"] == "HTML"
+    assert attempts[0]["parse_mode"] == "MarkdownV2"
     assert sent[0]["parse_mode"] is None
     assert sent[0]["text"] == reply
 
