@@ -42,3 +42,19 @@ async def test_unknown_engine_falls_back_to_the_compressor_with_a_warning(tmp_pa
     chat = await run_cli("chat", "--config", str(config), stdin="hello\n")
     assert chat.code == 0, chat.stderr
     assert chat.replies() and "nosuch" in chat.stderr
+
+
+async def test_secrets_never_reach_logs_the_database_or_exports(tmp_path, emulator, monkeypatch):
+    secret = "sk-ant-SECRET-never-shown-0123456789"
+    monkeypatch.setenv("HERMES_TEST_ANTHROPIC_KEY", secret)
+    config = write_config(tmp_path, emulator.base_url, logging={"level": "DEBUG"})
+    chat = await run_cli("chat", "--config", str(config), stdin="hello\n/status\n/usage\n")
+    assert chat.code == 0, chat.stderr
+    export = tmp_path / "export.jsonl"
+    exported = await run_cli("sessions", "export", "1", "-o", str(export), "--config", str(config))
+    checked = await run_cli("config", "check", "--config", str(config))
+    assert exported.code == checked.code == 0
+    for text in (chat.stdout, chat.stderr, exported.stderr, checked.stdout, export.read_text()):
+        assert secret not in text
+    for path in tmp_path.glob("hermes.db*"):
+        assert secret.encode() not in path.read_bytes()
