@@ -46,9 +46,8 @@ class StoreRecorder:
             provider=self.provider,
             cost_usd=cost_usd(info, usage, self.cache_ttl),
             purpose=purpose,
+            last_prompt_tokens=usage.prompt_tokens if purpose == "chat" else None,
         )
-        if purpose == "chat":
-            await self.repo.update_session(self.session_id, last_prompt_tokens=usage.prompt_tokens)
 
     async def record_compaction(self, result: CompactionResult) -> None:
         new_counts = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from agent.context_engine import ContextEngine, EngineContext
 from agent.engine_loader import load_context_engine
@@ -77,6 +78,7 @@ class SessionRuntime:
         self.record = record
         self.context = context
         self.engine = engine
+        self._saved_engine_state: dict[str, Any] = dict(record.engine_state or {})
         config = services.config
         recorder = StoreRecorder(
             services.repo,
@@ -211,10 +213,11 @@ class SessionRuntime:
             current_session_id.reset(token)
 
     async def save_engine_state(self) -> None:
-        """Persist the engine's state (summary, cooldowns) with the session."""
-        await self.services.repo.update_session(
-            self.session_id, engine_state=self.engine.get_state()
-        )
+        """Persist the engine's state (summary, cooldowns) with the session, when it changed."""
+        state = self.engine.get_state()
+        if state != self._saved_engine_state:
+            await self.services.repo.update_session(self.session_id, engine_state=state)
+            self._saved_engine_state = state
 
     async def reload(self) -> None:
         """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""

@@ -6,7 +6,7 @@ from sqlalchemy import func, insert, select
 
 from agent.types import Usage
 from gateway.store.records import UsageTotals
-from gateway.store.repository_base import RepositoryBase
+from gateway.store.repository_base import RepositoryBase, touch_session
 from gateway.store.tables import ApiUsageRow, utcnow
 
 CHAT_PURPOSE = "chat"
@@ -24,9 +24,16 @@ class UsageQueries(RepositoryBase):
         provider: str,
         cost_usd: float,
         purpose: str = CHAT_PURPOSE,
+        last_prompt_tokens: int | None = None,
     ) -> None:
-        """Store the usage of one API call (``session_id`` None for calls outside a session)."""
+        """Store the usage of one API call (``session_id`` None for calls outside a session).
+
+        ``last_prompt_tokens`` also updates the session's last API-reported prompt size, in the
+        same transaction (one commit per model call instead of two).
+        """
         async with self._writing() as session:
+            if session_id is not None and last_prompt_tokens is not None:
+                await touch_session(session, session_id, last_prompt_tokens=last_prompt_tokens)
             await session.execute(
                 insert(ApiUsageRow).values(
                     session_id=session_id,
