@@ -68,7 +68,12 @@ class TelegramAdapter(PlatformAdapter):
         self.settings = settings
         # Typed as Any: each builder call changes ApplicationBuilder's generic parameters.
         builder: Any = ApplicationBuilder().token(token).updater(None)
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=RATE_LIMIT_RETRIES))
+        limiter = AIORateLimiter(
+            overall_max_rate=settings.rate_limit_per_second,
+            group_max_rate=settings.rate_limit_per_group_per_minute,
+            max_retries=RATE_LIMIT_RETRIES,
+        )
+        builder = builder.rate_limiter(limiter)
         if settings.base_url:
             builder = builder.base_url(settings.base_url)
         if settings.base_file_url:

@@ -42,6 +42,12 @@ class MessageQueries(RepositoryBase):
         if not messages:
             return []
         now = utcnow()
+        if len(messages) == 1:
+            return [
+                await self._append_one(
+                    session_id, messages[0], token_counts[0], kind, now, platform_message_id
+                )
+            ]
         async with self._writing() as session:
             first_pos = await _next_ctx_pos(session, session_id)
             rows = [
@@ -58,6 +64,40 @@ class MessageQueries(RepositoryBase):
             ]
             await touch_session(session, session_id, updated_at=now)
             return await insert_in_context(session, session_id, rows)
+
+    async def _append_one(
+        self,
+        session_id: int,
+        message: Message,
+        tokens: int,
+        kind: str,
+        now: datetime,
+        platform_message_id: str | None,
+    ) -> int:
+        """The common case (one message a time, every turn): one INSERT ... RETURNING whose
+        context position is computed in the same statement, plus the session's timestamp."""
+        next_pos = (
+            select(func.coalesce(func.max(MessageRow.ctx_pos) + 1, 0))
+            .where(MessageRow.session_id == session_id, MessageRow.in_context == true())
+            .scalar_subquery()
+        )
+        values = message_row_values(
+            session_id,
+            message,
+            tokens,
+            kind=kind,
+            ctx_pos=0,
+            created_at=now,
+            platform_message_id=platform_message_id,
+        )
+        values["ctx_pos"] = next_pos
+        async with self._writing() as session:
+            connection = await session.connection()
+            row_id = await connection.scalar(
+                insert(messages_table).values(values).returning(messages_table.c.id)
+            )
+            await touch_session(session, session_id, updated_at=now)
+        return int(row_id)
 
     async def load_context(self, session_id: int) -> list[Message]:
         """The session's in-context messages in context order, each with ``_id``/``_tokens``."""
