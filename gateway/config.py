@@ -111,7 +111,7 @@ class TelegramSettings(_Section):
     allowed_users: list[int | str] = Field(default_factory=list)
     allow_all: bool = False
     per_user_sessions_in_groups: bool = False
-    poll_timeout: Annotated[int, Field(ge=0, le=50)] = 30
+    poll_timeout: Annotated[int, Field(ge=1, le=50)] = 30
     watchdog_seconds: Annotated[float, Field(gt=0)] = 120.0
     rate_limit_per_second: Annotated[float, Field(ge=0)] = 30.0
     rate_limit_per_group_per_minute: Annotated[float, Field(ge=0)] = 20.0

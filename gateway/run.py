@@ -256,6 +256,7 @@ class Gateway:
         """A turn cancelled by /stop: reload the context from the store, close the messages."""
         runtime = await self.app.sessions.get(address)
         await runtime.reload()
+        await runtime.mark_stopped()
         for message in batch:
             await self.app.repo.mark_inbound(message.platform, message.platform_message_id, "done")
 

@@ -23,6 +23,8 @@ from gateway.store.records import SessionRecord
 
 log = logging.getLogger(__name__)
 
+STOPPED_NOTE = "(The user stopped this answer with /stop before it was given.)"
+
 
 @dataclass(slots=True)
 class SessionAddress:
@@ -223,6 +225,14 @@ class SessionRuntime:
         """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""
         self.context[:] = await self.services.repo.load_context(self.session_id)
         await self._ensure_consistent()
+
+    async def mark_stopped(self) -> None:
+        """After ``/stop``: a user message left without an answer gets a short assistant note,
+        so the next turn does not merge it with the new message and the model knows why."""
+        if self.context and self.context[-1].get("role") == "user":
+            note: Message = {"role": "assistant", "content": STOPPED_NOTE}
+            await self.loop.recorder.record_messages([note])
+            self.context.append(note)
 
     async def close(self) -> None:
         await self.engine.on_session_end(self.session_id)

@@ -35,6 +35,8 @@ TYPING_INTERVAL_SECONDS = 4.0
 """Telegram shows "typing" for about 5 s; repeat a little sooner."""
 GET_UPDATES_READ_MARGIN_SECONDS = 5.0
 """Read timeout of a long poll beyond its own ``timeout``."""
+WATCHDOG_MIN_SLACK_SECONDS = 1.0
+"""The watchdog never fires before an idle long poll (``poll_timeout``) plus this could end."""
 POLL_RETRY_SECONDS = 1.0
 """Pause after a failed getUpdates before trying again."""
 RATE_LIMIT_RETRIES = 3
@@ -82,6 +84,8 @@ class TelegramAdapter(PlatformAdapter):
         self._on_message: InboundCallback | None = None
         self._offset = 0
         self._last_activity = time.monotonic()
+        self._poll_started: float | None = None
+        """When the getUpdates in flight was sent (None while handling updates)."""
         self._supervisor: asyncio.Task[None] | None = None
         self.polling_restarts = 0
         self._initialized = False
@@ -135,8 +139,11 @@ class TelegramAdapter(PlatformAdapter):
             try:
                 while not poller.done():
                     await asyncio.wait({poller}, timeout=check_every)
-                    silent = time.monotonic() - self._last_activity
-                    if not poller.done() and silent > self.settings.watchdog_seconds:
+                    # Only a getUpdates that has not come back counts as silence: time spent
+                    # handling an update (recording it) must never get the loop cancelled.
+                    waiting_since = self._poll_started
+                    silent = 0.0 if waiting_since is None else time.monotonic() - waiting_since
+                    if not poller.done() and silent > self._watchdog_limit():
                         log.warning(
                             "telegram: getUpdates silent for %.0f s; restarting polling", silent
                         )
@@ -151,10 +158,16 @@ class TelegramAdapter(PlatformAdapter):
                 await asyncio.sleep(POLL_RETRY_SECONDS)
             self._last_activity = time.monotonic()
 
+    def _watchdog_limit(self) -> float:
+        """Silence that means a dead poll: never less than an idle long poll legitimately takes."""
+        idle_poll = self.settings.poll_timeout + WATCHDOG_MIN_SLACK_SECONDS
+        return max(self.settings.watchdog_seconds, idle_poll)
+
     async def _poll_loop(self) -> None:
         """getUpdates forever; each update is recorded by the runner before it is confirmed."""
         timeout = self.settings.poll_timeout
         while True:
+            self._poll_started = time.monotonic()
             try:
                 updates = await self.bot.get_updates(
                     offset=self._offset,
@@ -169,6 +182,8 @@ class TelegramAdapter(PlatformAdapter):
                 log.warning("telegram: getUpdates failed (%s); retrying", exc)
                 await asyncio.sleep(POLL_RETRY_SECONDS)
                 continue
+            finally:
+                self._poll_started = None
             self._last_activity = time.monotonic()
             for update in updates:
                 await self._handle_update(update)
