@@ -31,6 +31,25 @@ async def _stored(tmp_path):
         await store.close()
 
 
+async def _chat_in_small_window(tmp_path, script, *, fault=None, **sections):
+    """Run ``script`` through ``hermes chat`` against an emulator with a CONTEXT window;
+    ``fault`` is injected first. Returns the CLI result and the emulator (stopped)."""
+    emulator = AnthropicEmulator(context_length=CONTEXT, reply_tokens=120)
+    await emulator.start()
+    try:
+        if fault is not None:
+            emulator.inject_fault(fault, count=3, contains=SUMMARY_PHRASE, delay=3.0)
+        config = write_config(
+            tmp_path, emulator.base_url, model={"context_length": CONTEXT}, **sections
+        )
+        result = await run_cli(
+            "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=400
+        )
+    finally:
+        await emulator.stop()
+    return result, emulator
+
+
 def _summary_requests(emulator: AnthropicEmulator):
     return [
         r
@@ -40,16 +59,8 @@ def _summary_requests(emulator: AnthropicEmulator):
 
 
 async def test_300_turns_in_a_32k_window_compact_repeatedly_without_losing_anything(tmp_path):
-    emulator = AnthropicEmulator(context_length=CONTEXT, reply_tokens=120)
-    await emulator.start()
-    try:
-        config = write_config(tmp_path, emulator.base_url, model={"context_length": CONTEXT})
-        script = _turns(300)
-        result = await run_cli(
-            "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=400
-        )
-    finally:
-        await emulator.stop()
+    script = _turns(300)
+    result, emulator = await _chat_in_small_window(tmp_path, script)
     assert result.code == 0, result.stderr
     replies = result.replies()
     assert len(replies) == 300
@@ -75,24 +86,15 @@ async def test_300_turns_in_a_32k_window_compact_repeatedly_without_losing_anyth
 async def test_summary_outage_falls_back_tells_the_user_and_recovers(tmp_path, fault):
     """Overloaded (529) or timing out (slower than auxiliary.compression.timeout): the
     compaction falls back, the user is told, nothing is lost, and a later one succeeds."""
-    emulator = AnthropicEmulator(context_length=CONTEXT, reply_tokens=120)
-    await emulator.start()
-    try:
-        config = write_config(
-            tmp_path,
-            emulator.base_url,
-            model={"context_length": CONTEXT},
-            auxiliary={"compression": {"timeout": 1.0}},
-            context={"compressor": {"retry_delays": [0.01, 0.01], "cooldown_seconds": 0}},
-        )
-        # The first compaction's three attempts fail; the model "recovers" afterwards.
-        emulator.inject_fault(fault, count=3, contains=SUMMARY_PHRASE, delay=3.0)
-        script = _turns(120)
-        result = await run_cli(
-            "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=300
-        )
-    finally:
-        await emulator.stop()
+    # The first compaction's three attempts fail; the model "recovers" afterwards.
+    script = _turns(120)
+    result, emulator = await _chat_in_small_window(
+        tmp_path,
+        script,
+        fault=fault,
+        auxiliary={"compression": {"timeout": 1.0}},
+        context={"compressor": {"retry_delays": [0.01, 0.01], "cooldown_seconds": 0}},
+    )
     assert result.code == 0, result.stderr
     assert len(result.replies()) == 120
     notices = [line for line in result.stdout.splitlines() if line.startswith("notice> ")]
@@ -108,21 +110,10 @@ async def test_summary_outage_falls_back_tells_the_user_and_recovers(tmp_path, f
 
 
 async def test_summary_model_with_a_small_window_summarises_in_chunks(tmp_path):
-    emulator = AnthropicEmulator(context_length=CONTEXT, reply_tokens=120)
-    await emulator.start()
-    try:
-        config = write_config(
-            tmp_path,
-            emulator.base_url,
-            model={"context_length": CONTEXT},
-            auxiliary={"compression": {"context_length": 6_000}},
-        )
-        script = _turns(90)
-        result = await run_cli(
-            "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=300
-        )
-    finally:
-        await emulator.stop()
+    script = _turns(90)
+    result, emulator = await _chat_in_small_window(
+        tmp_path, script, auxiliary={"compression": {"context_length": 6_000}}
+    )
     assert result.code == 0, result.stderr
     stored, compactions = await _stored(tmp_path)
     assert [m.content for m in stored if m.role == "user" and m.kind == "message"] == script
