@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from dotenv import load_dotenv
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 DEFAULT_HERMES_HOME = "~/.hermes"
 
@@ -115,6 +115,31 @@ class TelegramSettings(_Section):
     watchdog_seconds: Annotated[float, Field(gt=0)] = 120.0
     rate_limit_per_second: Annotated[float, Field(ge=0)] = 30.0
     rate_limit_per_group_per_minute: Annotated[float, Field(ge=0)] = 20.0
+    mode: Literal["polling", "webhook"] = "polling"
+    webhook_url: str | None = Field(default=None, validate_default=True)
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: Annotated[int, Field(ge=0, le=65535)] = 8443
+    webhook_path: str = "/telegram"
+    webhook_secret_env: str = "TELEGRAM_WEBHOOK_SECRET"
+    typing_delay: Annotated[float, Field(ge=0)] = 0.5
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook_url_for_webhook_mode(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("mode") == "webhook" and not value:
+            raise ValueError(
+                'is required when mode is "webhook" (the public URL Telegram posts to)'
+            )
+        if value and not value.startswith(("https://", "http://")):
+            raise ValueError(f"must be an http(s) URL (got {value!r})")
+        return value
+
+    @field_validator("webhook_path")
+    @classmethod
+    def _webhook_path_absolute(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError(f"must start with / (got {value!r})")
+        return value
 
 
 class DiscordSettings(_Section):
@@ -125,6 +150,8 @@ class DiscordSettings(_Section):
     allowed_users: list[int | str] = Field(default_factory=list)
     allow_all: bool = False
     require_mention: bool = True
+    catch_up_messages: Annotated[int, Field(ge=0, le=1000)] = 50
+    typing_delay: Annotated[float, Field(ge=0)] = 0.5
 
 
 class PlatformSettings(_Section):
