@@ -16,7 +16,7 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import event
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -24,8 +24,10 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.pool import NullPool
 
 import migrations
+from gateway.store.writer import BatchWriter, T, WriteJob
 
 DATABASE_FILE_NAME = "hermes.db"
 """The SQLite file under ``$HERMES_HOME`` when ``database.url`` is not configured."""
@@ -51,16 +53,28 @@ ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg
 
 @dataclass(eq=False)
 class Store:
-    """An open database: the engine, a session factory and the single-writer lock.
+    """An open database: the engine, a session factory, the single-writer lock and the writer.
 
-    Every write goes through :attr:`write_lock` and one short transaction, so concurrent
-    tasks never meet "database is locked" on SQLite. Use :class:`gateway.store.Repository`
-    for queries; nothing else should build SQL.
+    Writes are jobs run by :attr:`writer` in group commits (:meth:`write`); code with tables
+    of its own may instead hold :attr:`write_lock` for one short transaction, which keeps it
+    out of the writer's way. Either way one writer writes at a time, so concurrent tasks
+    never meet "database is locked" on SQLite. Use :class:`gateway.store.Repository` for
+    queries; nothing else should build SQL.
     """
 
     engine: AsyncEngine
     sessionmaker: async_sessionmaker[AsyncSession]
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    sync_engine: Engine | None = None
+    """SQLite files: the writer's own synchronous engine (one connection on its own thread)."""
+    writer: BatchWriter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.writer = BatchWriter(self.engine, self.write_lock, self.sync_engine)
+
+    async def write(self, job: WriteJob[T]) -> T:
+        """Run a write job in the next group commit (see :mod:`gateway.store.writer`)."""
+        return await self.writer.run(job)
 
     @property
     def dialect_name(self) -> str:
@@ -68,8 +82,11 @@ class Store:
         return self.engine.dialect.name
 
     async def close(self) -> None:
-        """Close every pooled connection. The store cannot be used afterwards."""
-        await self.engine.dispose()
+        """Finish queued writes and close every connection. The store cannot be used afterwards."""
+        try:
+            await self.writer.close()
+        finally:
+            await self.engine.dispose()
 
     async def __aenter__(self) -> Store:
         return self
@@ -112,7 +129,9 @@ async def open_store(url: str) -> Store:
         await engine.dispose()
         raise
     sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
-    return Store(engine=engine, sessionmaker=sessionmaker)
+    return Store(
+        engine=engine, sessionmaker=sessionmaker, sync_engine=_sqlite_writer_engine(engine)
+    )
 
 
 async def upgrade_database(url: str) -> str:
@@ -154,6 +173,33 @@ async def _upgrade_to_head(engine: AsyncEngine) -> str:
 
     async with engine.begin() as connection:
         return await connection.run_sync(upgrade)
+
+
+def _sqlite_writer_engine(engine: AsyncEngine) -> Engine | None:
+    """A synchronous pysqlite engine on the same file for the writer; None when not SQLite or
+    when the database lives only inside the async engine's connection (``:memory:``)."""
+    url = engine.url
+    database = url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:") and "mode=memory" in database:
+        return None
+    sync_engine = create_engine(url.set(drivername="sqlite+pysqlite"), poolclass=NullPool)
+    event.listen(sync_engine, "connect", _apply_sqlite_writer_pragmas)
+    event.listen(sync_engine, "begin", _begin_immediate)
+    return sync_engine
+
+
+def _apply_sqlite_writer_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+    _apply_sqlite_pragmas(dbapi_connection, connection_record)
+    # Transactions are begun explicitly (below), not implicitly by the driver before DML.
+    dbapi_connection.isolation_level = None
+
+
+def _begin_immediate(connection: Connection) -> None:
+    # IMMEDIATE takes SQLite's write lock at BEGIN: the reads inside a write job see the state
+    # it writes over, even if another process writes to the file too.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _normalise_url(url: URL) -> URL:

@@ -6,11 +6,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, update
+from sqlalchemy import Connection, CursorResult, Result, bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.store.db import Store
 from gateway.store.tables import SessionRow, utcnow
+from gateway.store.writer import T, WriteJob
 
 
 class StoreError(Exception):
@@ -38,14 +39,13 @@ class RepositoryBase:
         async with self._store.sessionmaker() as session:
             yield session
 
-    @asynccontextmanager
-    async def _writing(self) -> AsyncIterator[AsyncSession]:
-        """One short write transaction, committed on exit; one writer at a time.
+    async def _write(self, job: WriteJob[T]) -> T:
+        """Run a write job (a function of a sync connection) in the next group commit.
 
-        Never await anything but the database inside: the lock is held until the commit.
+        The job must leave every effect in the database and return what the caller needs:
+        a batch that fails is replayed job by job (see :mod:`gateway.store.writer`).
         """
-        async with self._store.write_lock, self._store.sessionmaker.begin() as session:
-            yield session
+        return await self._store.write(job)
 
 
 def rowcount(result: Result[Any]) -> int:
@@ -53,11 +53,13 @@ def rowcount(result: Result[Any]) -> int:
     return cast(CursorResult[Any], result).rowcount
 
 
-async def touch_session(session: AsyncSession, session_id: int, **values: Any) -> None:
+_UPDATE_SESSION = update(SessionRow).where(SessionRow.id == bindparam("session_id_"))
+"""Built once: the SET clause follows the keys of each call's parameters."""
+
+
+def touch_session(connection: Connection, session_id: int, **values: Any) -> None:
     """Update a session that must exist, setting ``updated_at`` to now unless given."""
     values.setdefault("updated_at", utcnow())
-    result = await session.execute(
-        update(SessionRow).where(SessionRow.id == session_id).values(**values)
-    )
+    result = connection.execute(_UPDATE_SESSION, {"session_id_": session_id, **values})
     if rowcount(result) == 0:
         raise NotFoundError(f"session {session_id} does not exist")

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, func, select, true, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import Connection, Row, Table, bindparam, func, insert, select, true, update
 
 from agent.types import CompactionResult
 from gateway.store.records import DERIVED_KIND, SUMMARY_KIND, CompactionRecord
 from gateway.store.repository_base import NotFoundError, RepositoryBase, touch_session
 from gateway.store.repository_messages import insert_in_context, message_row_values
 from gateway.store.tables import CompactionRow, MessageRow, SessionRow, utcnow
+
+compactions_table = cast(Table, CompactionRow.__table__)
 
 SKIPPED_OUTCOME = "skipped"
 """The outcome of a compaction that decided not to change anything."""
@@ -37,15 +38,16 @@ class CompactionQueries(RepositoryBase):
         if len(set(kept_ids)) != len(kept_ids):
             raise ValueError("the new context holds the same stored message twice")
         now = utcnow()
-        async with self._writing() as session:
-            compression_count = await _compression_count(session, session_id)
-            await session.execute(
+
+        def rewrite_context(connection: Connection) -> CompactionRecord:
+            compression_count = _compression_count(connection, session_id)
+            connection.execute(
                 update(MessageRow)
                 .where(MessageRow.session_id == session_id, MessageRow.in_context == true())
                 .values(in_context=False, ctx_pos=None)
             )
-            new_ids = await _insert_new_messages(session, session_id, result, new_token_counts, now)
-            await _bring_back_kept(session, session_id, result)
+            new_ids = _insert_new_messages(connection, session_id, result, new_token_counts, now)
+            _bring_back_kept(connection, session_id, result)
             summary_message_id = next(
                 (
                     new_id
@@ -54,13 +56,18 @@ class CompactionQueries(RepositoryBase):
                 ),
                 None,
             )
-            row = _compaction_row(session_id, result, summary_message_id, now)
-            session.add(row)
-            await session.flush()
-            await touch_session(
-                session, session_id, updated_at=now, **_session_changes(result, compression_count)
+            row = _insert_compaction(
+                connection, _compaction_values(session_id, result, summary_message_id, now)
+            )
+            touch_session(
+                connection,
+                session_id,
+                updated_at=now,
+                **_session_changes(result, compression_count),
             )
             return compaction_record(row, new_message_ids=tuple(new_ids))
+
+        return await self._write(rewrite_context)
 
     async def record_compaction_attempt(
         self,
@@ -73,24 +80,23 @@ class CompactionQueries(RepositoryBase):
         degraded: bool = True,
     ) -> CompactionRecord:
         """Record a compaction that changed nothing (skipped, failed) so it stays visible."""
-        async with self._writing() as session:
-            row = CompactionRow(
-                session_id=session_id,
-                trigger=trigger,
-                outcome=outcome,
-                degraded=degraded,
-                first_message_id=None,
-                last_message_id=None,
-                summary=None,
-                summary_message_id=None,
-                tokens_before=tokens_before,
-                tokens_after=tokens_before,
-                detail=detail,
-                created_at=utcnow(),
-            )
-            session.add(row)
-            await session.flush()
-            return compaction_record(row)
+        values: dict[str, Any] = {
+            "session_id": session_id,
+            "trigger": trigger,
+            "outcome": outcome,
+            "degraded": degraded,
+            "first_message_id": None,
+            "last_message_id": None,
+            "summary": None,
+            "summary_message_id": None,
+            "tokens_before": tokens_before,
+            "tokens_after": tokens_before,
+            "detail": detail,
+            "created_at": utcnow(),
+        }
+        return await self._write(
+            lambda connection: compaction_record(_insert_compaction(connection, values))
+        )
 
     async def list_compactions(self, session_id: int) -> list[CompactionRecord]:
         """Every compaction attempt of the session, oldest first."""
@@ -104,8 +110,8 @@ class CompactionQueries(RepositoryBase):
         return [compaction_record(row) for row in rows]
 
 
-async def _compression_count(session: AsyncSession, session_id: int) -> int:
-    count = await session.scalar(
+def _compression_count(connection: Connection, session_id: int) -> int:
+    count = connection.scalar(
         select(SessionRow.compression_count).where(SessionRow.id == session_id)
     )
     if count is None:
@@ -117,8 +123,8 @@ def _new_messages(result: CompactionResult) -> list[dict[str, Any]]:
     return [message for message in result.messages if "_id" not in message]
 
 
-async def _insert_new_messages(
-    session: AsyncSession,
+def _insert_new_messages(
+    connection: Connection,
     session_id: int,
     result: CompactionResult,
     new_token_counts: dict[int, int],
@@ -137,12 +143,10 @@ async def _insert_new_messages(
         if "_id" not in message
     ]
     # Safe for insert_in_context: the session has no in-context rows at this point.
-    return await insert_in_context(session, session_id, rows)
+    return insert_in_context(connection, session_id, rows)
 
 
-async def _bring_back_kept(
-    session: AsyncSession, session_id: int, result: CompactionResult
-) -> None:
+def _bring_back_kept(connection: Connection, session_id: int, result: CompactionResult) -> None:
     kept = [
         {"kept_id": message["_id"], "kept_pos": position}
         for position, message in enumerate(result.messages)
@@ -150,15 +154,14 @@ async def _bring_back_kept(
     ]
     if not kept:
         return
-    connection = await session.connection()
-    await connection.execute(
+    connection.execute(
         update(MessageRow)
         .where(MessageRow.id == bindparam("kept_id"), MessageRow.session_id == session_id)
         .values(in_context=True, ctx_pos=bindparam("kept_pos")),
         kept,
     )
     # A kept id from another session (or none at all) matched no row: refuse the whole change.
-    in_context = await session.scalar(
+    in_context = connection.scalar(
         select(func.count(MessageRow.id)).where(
             MessageRow.session_id == session_id, MessageRow.in_context == true()
         )
@@ -167,23 +170,29 @@ async def _bring_back_kept(
         raise ValueError(f"the new context names messages that session {session_id} does not hold")
 
 
-def _compaction_row(
+def _compaction_values(
     session_id: int, result: CompactionResult, summary_message_id: int | None, now: datetime
-) -> CompactionRow:
-    return CompactionRow(
-        session_id=session_id,
-        trigger=result.trigger,
-        outcome=result.outcome,
-        degraded=result.degraded,
-        first_message_id=result.first_compacted_id,
-        last_message_id=result.last_compacted_id,
-        summary=result.summary,
-        summary_message_id=summary_message_id,
-        tokens_before=result.tokens_before,
-        tokens_after=result.tokens_after,
-        detail=result.detail,
-        created_at=now,
-    )
+) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "trigger": result.trigger,
+        "outcome": result.outcome,
+        "degraded": result.degraded,
+        "first_message_id": result.first_compacted_id,
+        "last_message_id": result.last_compacted_id,
+        "summary": result.summary,
+        "summary_message_id": summary_message_id,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "detail": result.detail,
+        "created_at": now,
+    }
+
+
+def _insert_compaction(connection: Connection, values: dict[str, Any]) -> Row[Any]:
+    return connection.execute(
+        insert(compactions_table).values(values).returning(*compactions_table.c)
+    ).one()
 
 
 def _session_changes(result: CompactionResult, compression_count: int) -> dict[str, Any]:
@@ -198,7 +207,7 @@ def _session_changes(result: CompactionResult, compression_count: int) -> dict[s
 
 
 def compaction_record(
-    row: CompactionRow, new_message_ids: tuple[int, ...] = ()
+    row: CompactionRow | Row[Any], new_message_ids: tuple[int, ...] = ()
 ) -> CompactionRecord:
     """The immutable view of a compaction row."""
     return CompactionRecord(

@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
-from sqlalchemy import insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, Table, bindparam, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from gateway.store.records import INBOUND_STATUSES, UNFINISHED_INBOUND_STATUSES, InboundRecord
 from gateway.store.repository_base import NotFoundError, RepositoryBase, rowcount
 from gateway.store.tables import InboundRow, utcnow
 
 PENDING_STATUS = "pending"
+
+inbound_table = cast(Table, InboundRow.__table__)
+_UNIQUE_INBOUND = ["platform", "platform_message_id"]
+_INSERT_UNLESS_SEEN: dict[str, Any] = {
+    "sqlite": sqlite_insert(inbound_table)
+    .on_conflict_do_nothing(index_elements=_UNIQUE_INBOUND)
+    .returning(inbound_table.c.id),
+    "postgresql": postgresql_insert(inbound_table)
+    .on_conflict_do_nothing(index_elements=_UNIQUE_INBOUND)
+    .returning(inbound_table.c.id),
+}
+"""Per dialect: INSERT ... ON CONFLICT DO NOTHING RETURNING id (no row back: seen before)."""
+_UPDATE_INBOUND = update(InboundRow).where(
+    InboundRow.platform == bindparam("platform_"),
+    InboundRow.platform_message_id == bindparam("platform_message_id_"),
+)
+"""Built once: the SET clause follows the keys of each call's parameters."""
 
 
 class InboundQueries(RepositoryBase):
@@ -30,30 +49,27 @@ class InboundQueries(RepositoryBase):
     ) -> bool:
         """Record a received message as pending; False if it was recorded before (redelivery)."""
         now = utcnow()
-        try:
-            async with self._writing() as session:
-                await session.execute(
-                    insert(InboundRow).values(
-                        platform=platform,
-                        platform_message_id=platform_message_id,
-                        session_key=session_key,
-                        chat_id=chat_id,
-                        user_id=user_id,
-                        text=text,
-                        payload=payload or {},
-                        status=PENDING_STATUS,
-                        reply_platform_ids=[],
-                        received_at=now,
-                        updated_at=now,
-                    )
-                )
-        except IntegrityError:
-            # The unique (platform, platform_message_id) says we have seen this one; any other
-            # integrity failure leaves no record behind and is re-raised.
-            if await self.get_inbound(platform, platform_message_id) is None:
-                raise
-            return False
-        return True
+        row: dict[str, Any] = {
+            "platform": platform,
+            "platform_message_id": platform_message_id,
+            "session_key": session_key,
+            "chat_id": chat_id,
+            "user_id": user_id,
+            "text": text,
+            "payload": payload or {},
+            "status": PENDING_STATUS,
+            "reply_platform_ids": [],
+            "received_at": now,
+            "updated_at": now,
+        }
+
+        def insert_unless_seen(connection: Connection) -> bool:
+            # The unique (platform, platform_message_id) says whether we have seen this one; a
+            # conflict inserts nothing (no error, so the rest of a group commit is unaffected).
+            statement = _INSERT_UNLESS_SEEN[connection.dialect.name]
+            return connection.execute(statement, row).first() is not None
+
+        return await self._write(insert_unless_seen)
 
     async def mark_inbound(
         self,
@@ -69,20 +85,57 @@ class InboundQueries(RepositoryBase):
         """
         if status not in INBOUND_STATUSES:
             raise ValueError(f"unknown inbound status {status!r}; expected {INBOUND_STATUSES}")
-        values: dict[str, Any] = {"status": status, "updated_at": utcnow()}
+        values: dict[str, Any] = {
+            "platform_": platform,
+            "platform_message_id_": platform_message_id,
+            "status": status,
+            "updated_at": utcnow(),
+        }
         if reply_platform_ids is not None:
             values["reply_platform_ids"] = list(reply_platform_ids)
-        async with self._writing() as session:
-            result = await session.execute(
-                update(InboundRow)
-                .where(
-                    InboundRow.platform == platform,
-                    InboundRow.platform_message_id == platform_message_id,
-                )
-                .values(**values)
-            )
-            if rowcount(result) == 0:
+
+        def update_status(connection: Connection) -> None:
+            if rowcount(connection.execute(_UPDATE_INBOUND, values)) == 0:
                 raise NotFoundError(f"inbound {platform}:{platform_message_id} was never recorded")
+
+        await self._write(update_status)
+
+    async def close_inbound(
+        self,
+        platform: str,
+        platform_message_ids: Sequence[str],
+        status: str,
+        *,
+        replies: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        """Move several recorded messages to ``status`` in one transaction (all or none).
+
+        ``replies`` maps a message id to the ids of the replies sent for it. A turn that merged
+        several messages closes them together, so a crash never leaves some of them open.
+        Raises like :meth:`mark_inbound`.
+        """
+        if status not in INBOUND_STATUSES:
+            raise ValueError(f"unknown inbound status {status!r}; expected {INBOUND_STATUSES}")
+        now = utcnow()
+        updates: list[dict[str, Any]] = []
+        for platform_message_id in platform_message_ids:
+            values: dict[str, Any] = {
+                "platform_": platform,
+                "platform_message_id_": platform_message_id,
+                "status": status,
+                "updated_at": now,
+            }
+            if replies is not None and platform_message_id in replies:
+                values["reply_platform_ids"] = list(replies[platform_message_id])
+            updates.append(values)
+
+        def update_statuses(connection: Connection) -> None:
+            for values in updates:
+                if rowcount(connection.execute(_UPDATE_INBOUND, values)) == 0:
+                    missing = f"{platform}:{values['platform_message_id_']}"
+                    raise NotFoundError(f"inbound {missing} was never recorded")
+
+        await self._write(update_statuses)
 
     async def get_inbound(self, platform: str, platform_message_id: str) -> InboundRecord | None:
         """The recorded message with this platform id, or None."""

@@ -6,13 +6,21 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, insert, select, true, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import Connection, Row, bindparam, func, insert, select, true, update
 
 from agent.types import Message
 from gateway.store.records import MESSAGE_KIND, MESSAGE_KINDS, MessageRecord
 from gateway.store.repository_base import NotFoundError, RepositoryBase, rowcount, touch_session
 from gateway.store.tables import MessageRow, messages_table, utcnow
+
+_NEXT_CTX_POS = (
+    select(func.coalesce(func.max(MessageRow.ctx_pos) + 1, 0))
+    .where(MessageRow.session_id == bindparam("ctx_session_id"), MessageRow.in_context == true())
+    .scalar_subquery()
+)
+_APPEND_ONE = insert(messages_table).values(ctx_pos=_NEXT_CTX_POS).returning(messages_table.c.id)
+"""One message at the end of the context, its position computed in the same statement; built
+once (the other columns come from each call's parameters)."""
 
 MESSAGE_COLUMN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id"})
 """Message keys stored in columns of their own; other keys go to ``extra``."""
@@ -48,22 +56,26 @@ class MessageQueries(RepositoryBase):
                     session_id, messages[0], token_counts[0], kind, now, platform_message_id
                 )
             ]
-        async with self._writing() as session:
-            first_pos = await _next_ctx_pos(session, session_id)
-            rows = [
-                message_row_values(
-                    session_id,
-                    message,
-                    tokens,
-                    kind=kind,
-                    ctx_pos=first_pos + offset,
-                    created_at=now,
-                    platform_message_id=platform_message_id,
-                )
-                for offset, (message, tokens) in enumerate(zip(messages, token_counts, strict=True))
-            ]
-            await touch_session(session, session_id, updated_at=now)
-            return await insert_in_context(session, session_id, rows)
+        rows = [
+            message_row_values(
+                session_id,
+                message,
+                tokens,
+                kind=kind,
+                ctx_pos=0,
+                created_at=now,
+                platform_message_id=platform_message_id,
+            )
+            for message, tokens in zip(messages, token_counts, strict=True)
+        ]
+
+        def insert_at_end(connection: Connection) -> list[int]:
+            first_pos = _next_ctx_pos(connection, session_id)
+            positioned = [{**row, "ctx_pos": first_pos + offset} for offset, row in enumerate(rows)]
+            touch_session(connection, session_id, updated_at=now)
+            return insert_in_context(connection, session_id, positioned)
+
+        return await self._write(insert_at_end)
 
     async def _append_one(
         self,
@@ -76,11 +88,6 @@ class MessageQueries(RepositoryBase):
     ) -> int:
         """The common case (one message a time, every turn): one INSERT ... RETURNING whose
         context position is computed in the same statement, plus the session's timestamp."""
-        next_pos = (
-            select(func.coalesce(func.max(MessageRow.ctx_pos) + 1, 0))
-            .where(MessageRow.session_id == session_id, MessageRow.in_context == true())
-            .scalar_subquery()
-        )
         values = message_row_values(
             session_id,
             message,
@@ -90,14 +97,15 @@ class MessageQueries(RepositoryBase):
             created_at=now,
             platform_message_id=platform_message_id,
         )
-        values["ctx_pos"] = next_pos
-        async with self._writing() as session:
-            connection = await session.connection()
-            row_id = await connection.scalar(
-                insert(messages_table).values(values).returning(messages_table.c.id)
-            )
-            await touch_session(session, session_id, updated_at=now)
-        return int(row_id)
+        del values["ctx_pos"]
+        values["ctx_session_id"] = session_id
+
+        def insert_at_end(connection: Connection) -> int:
+            row_id = connection.execute(_APPEND_ONE, values).scalar_one()
+            touch_session(connection, session_id, updated_at=now)
+            return int(row_id)
+
+        return await self._write(insert_at_end)
 
     async def load_context(self, session_id: int) -> list[Message]:
         """The session's in-context messages in context order, each with ``_id``/``_tokens``."""
@@ -129,14 +137,17 @@ class MessageQueries(RepositoryBase):
 
     async def set_platform_message_id(self, message_id: int, platform_message_id: str) -> None:
         """Remember the platform's id of a sent message (e.g. the Telegram message id)."""
-        async with self._writing() as session:
-            result = await session.execute(
+
+        def set_id(connection: Connection) -> None:
+            result = connection.execute(
                 update(MessageRow)
                 .where(MessageRow.id == message_id)
                 .values(platform_message_id=platform_message_id)
             )
             if rowcount(result) == 0:
                 raise NotFoundError(f"message {message_id} does not exist")
+
+        await self._write(set_id)
 
 
 def message_row_values(
@@ -175,8 +186,8 @@ def message_row_values(
     }
 
 
-async def insert_in_context(
-    session: AsyncSession, session_id: int, rows: Sequence[dict[str, Any]]
+def insert_in_context(
+    connection: Connection, session_id: int, rows: Sequence[dict[str, Any]]
 ) -> list[int]:
     """Bulk-insert in-context rows and return their ids in the order of ``rows``.
 
@@ -186,11 +197,10 @@ async def insert_in_context(
     """
     if not rows:
         return []
-    # Core executemany on the session's connection: the fast path, no ORM bookkeeping per row.
-    connection = await session.connection()
-    await connection.execute(insert(messages_table), list(rows))
+    # Core executemany: the fast path, no ORM bookkeeping per row.
+    connection.execute(insert(messages_table), list(rows))
     positions = [row["ctx_pos"] for row in rows]
-    result = await connection.execute(
+    result = connection.execute(
         select(MessageRow.ctx_pos, MessageRow.id).where(
             MessageRow.session_id == session_id,
             MessageRow.in_context == true(),
@@ -206,8 +216,8 @@ async def insert_in_context(
     return [id_at_position[position] for position in positions]
 
 
-async def _next_ctx_pos(session: AsyncSession, session_id: int) -> int:
-    last = await session.scalar(
+def _next_ctx_pos(connection: Connection, session_id: int) -> int:
+    last = connection.scalar(
         select(func.max(MessageRow.ctx_pos)).where(
             MessageRow.session_id == session_id, MessageRow.in_context == true()
         )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, func, select, true, update
+from sqlalchemy import Connection, Row, Select, Table, func, insert, select, true, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from gateway.store.records import SessionRecord, SessionSummary
 from gateway.store.repository_base import RepositoryBase, touch_session
@@ -30,6 +29,8 @@ UPDATABLE_SESSION_FIELDS = frozenset(
 
 DEFAULT_SESSION_LIST_LIMIT = 100
 
+sessions_table = cast(Table, SessionRow.__table__)
+
 
 class SessionQueries(RepositoryBase):
     """Finding, starting and updating sessions."""
@@ -48,14 +49,15 @@ class SessionQueries(RepositoryBase):
             row = await session.scalar(_active_session(key))
             if row is not None:
                 return session_record(row)
+
+        def find_or_insert(connection: Connection) -> SessionRecord:
+            found = connection.execute(_active_session_row(key)).first()
+            if found is None:
+                found = _insert_active_session(connection, key, platform, chat_id, user_id, engine)
+            return session_record(found)
+
         try:
-            async with self._writing() as session:
-                row = await session.scalar(_active_session(key))
-                if row is None:
-                    row = await _insert_active_session(
-                        session, key, platform, chat_id, user_id, engine
-                    )
-                return session_record(row)
+            return await self._write(find_or_insert)
         except IntegrityError:
             # Another process created it between our read and our insert: use theirs.
             async with self._reading() as session:
@@ -74,14 +76,17 @@ class SessionQueries(RepositoryBase):
         engine: str = DEFAULT_ENGINE,
     ) -> SessionRecord:
         """Start a fresh active session for ``key`` (``/new``); the old one is kept, inactive."""
-        async with self._writing() as session:
-            await session.execute(
+
+        def replace_active(connection: Connection) -> SessionRecord:
+            connection.execute(
                 update(SessionRow)
                 .where(SessionRow.key == key, SessionRow.active == true())
                 .values(active=False, updated_at=utcnow())
             )
-            row = await _insert_active_session(session, key, platform, chat_id, user_id, engine)
+            row = _insert_active_session(connection, key, platform, chat_id, user_id, engine)
             return session_record(row)
+
+        return await self._write(replace_active)
 
     async def get_session(self, session_id: int) -> SessionRecord | None:
         """The session with this id, or None."""
@@ -123,24 +128,27 @@ class SessionQueries(RepositoryBase):
         cooldown = fields.get("compaction_cooldown_until")
         if cooldown is not None and cooldown.tzinfo is None:
             raise ValueError("compaction_cooldown_until must be timezone-aware (naive given)")
-        async with self._writing() as session:
-            await touch_session(session, session_id, **fields)
+        await self._write(lambda connection: touch_session(connection, session_id, **fields))
 
 
 def _active_session(key: str) -> Select[SessionRow]:
     return select(SessionRow).where(SessionRow.key == key, SessionRow.active == true())
 
 
-async def _insert_active_session(
-    session: AsyncSession,
+def _active_session_row(key: str) -> Select[Any]:
+    return select(sessions_table).where(SessionRow.key == key, SessionRow.active == true())
+
+
+def _insert_active_session(
+    connection: Connection,
     key: str,
     platform: str,
     chat_id: str,
     user_id: str | None,
     engine: str,
-) -> SessionRow:
+) -> Row[Any]:
     now = utcnow()
-    row = SessionRow(
+    values: dict[str, Any] = dict(
         key=key,
         platform=platform,
         chat_id=chat_id,
@@ -156,12 +164,12 @@ async def _insert_active_session(
         created_at=now,
         updated_at=now,
     )
-    session.add(row)
-    await session.flush()
-    return row
+    return connection.execute(
+        insert(sessions_table).values(values).returning(*sessions_table.c)
+    ).one()
 
 
-def session_record(row: SessionRow) -> SessionRecord:
+def session_record(row: SessionRow | Row[Any]) -> SessionRecord:
     """The immutable view of a session row."""
     return SessionRecord(
         id=row.id,

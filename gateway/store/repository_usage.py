@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, insert, select
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select
 
 from agent.types import Usage
 from gateway.store.records import UsageTotals
 from gateway.store.repository_base import RepositoryBase, touch_session
 from gateway.store.tables import ApiUsageRow, utcnow
+
+_INSERT_USAGE = insert(ApiUsageRow)
 
 CHAT_PURPOSE = "chat"
 """Usage of the main model answering the user; compaction calls use ``"compression"``."""
@@ -31,23 +35,25 @@ class UsageQueries(RepositoryBase):
         ``last_prompt_tokens`` also updates the session's last API-reported prompt size, in the
         same transaction (one commit per model call instead of two).
         """
-        async with self._writing() as session:
+        row: dict[str, Any] = {
+            "session_id": session_id,
+            "purpose": purpose,
+            "provider": provider,
+            "model": usage.model,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "cost_usd": cost_usd,
+            "created_at": utcnow(),
+        }
+
+        def insert_usage(connection: Connection) -> None:
             if session_id is not None and last_prompt_tokens is not None:
-                await touch_session(session, session_id, last_prompt_tokens=last_prompt_tokens)
-            await session.execute(
-                insert(ApiUsageRow).values(
-                    session_id=session_id,
-                    purpose=purpose,
-                    provider=provider,
-                    model=usage.model,
-                    input_tokens=usage.input_tokens,
-                    output_tokens=usage.output_tokens,
-                    cache_read_tokens=usage.cache_read_tokens,
-                    cache_write_tokens=usage.cache_write_tokens,
-                    cost_usd=cost_usd,
-                    created_at=utcnow(),
-                )
-            )
+                touch_session(connection, session_id, last_prompt_tokens=last_prompt_tokens)
+            connection.execute(_INSERT_USAGE, row)
+
+        await self._write(insert_usage)
 
     async def usage_totals(self, session_id: int) -> UsageTotals:
         """Calls, tokens and cost summed over every API call of the session."""

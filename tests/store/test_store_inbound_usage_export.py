@@ -76,6 +76,22 @@ async def test_marking_refuses_unknown_statuses_and_messages(repo: Repository) -
         await repo.mark_inbound("telegram", "never-seen", "done")
 
 
+async def test_a_merged_batch_is_closed_together_or_not_at_all(repo: Repository) -> None:
+    for message_id in ("1", "2", "3"):
+        await record(repo, message_id)
+
+    await repo.close_inbound("telegram", ["1", "2"], "done", replies={"2": ["r9"]})
+    with pytest.raises(NotFoundError, match="never-seen"):
+        await repo.close_inbound("telegram", ["3", "never-seen"], "done")
+
+    closed = [await repo.get_inbound("telegram", message_id) for message_id in ("1", "2", "3")]
+    assert [(c.status, c.reply_platform_ids) for c in closed if c is not None] == [
+        ("done", ()),
+        ("done", ("r9",)),
+        ("pending", ()),
+    ]
+
+
 async def test_usage_totals_sum_calls_and_compute_the_cache_hit_rate(repo: Repository) -> None:
     session = await repo.get_or_create_session("telegram:42", platform="telegram", chat_id="42")
     other = await repo.start_new_session("telegram:43", platform="telegram", chat_id="43")
