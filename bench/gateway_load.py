@@ -1,15 +1,17 @@
 """Benchmark: N private chats x M messages through the whole gateway, each answered exactly once.
 
-Everything of ours is real and in-process: the :class:`~gateway.run.Gateway` with the real
-python-telegram-bot client polling the Telegram emulator, session workers, the agent loop and
-the SQLite store in a temporary directory. The model is the Anthropic emulator answering at
-once, so what is measured is the gateway's own cost (the emulators share the process and its
-event loop, so their CPU counts too). Each chat writes like a person (the next message only
-after the reply to the previous one); all chats write at the same time.
+What is measured is the gateway process alone. This process runs everything of ours, for real:
+the :class:`~gateway.run.Gateway` with the real python-telegram-bot client, session workers, the
+agent loop and the SQLite store in a temporary directory. The far side runs in a second OS
+process (``bench/load_driver.py``): the Telegram emulator, the Anthropic emulator answering at
+once, and the simulated users, as Telegram's servers and the model API are remote in
+production. On 2 cores each process gets about one. Each chat writes like a person (the next
+message only after the reply to the previous one); all chats write at the same time.
 
 Prints messages/s (answered messages over the wall time of the sending phase), p50/p95 reply
-latency, the gateway's own p50/p95 overhead per turn and the peak RSS; exits 1 when any message
-was not answered exactly once.
+latency, the gateway's own p50/p95 overhead per turn and the peak RSS of both processes; exits 1
+when any message was not answered exactly once, or when the driver died or stopped answering.
+``--profile`` profiles the gateway process only.
 
     python -m bench.gateway_load --chats 100 --messages 20
     python -m bench.gateway_load --chats 100 --messages 20 --telegram-rate-limit 30
@@ -22,30 +24,42 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import json
 import logging
 import os
-import resource
 import statistics
 import sys
 import tempfile
-import time
-from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
+from bench.load_driver import (
+    DUPLICATE_GRACE_SECONDS,
+    FINAL,
+    FINISH,
+    GO,
+    READY,
+    REPLY_TIMEOUT_SECONDS,
+    SENT,
+    BotMessage,
+    Endpoints,
+    FinalReport,
+    SendingReport,
+    peak_rss_mib,
+    reply_marker,
+)
 from gateway.app import App, open_app
 from gateway.config import Config, parse_config
 from gateway.run import Gateway
 from gateway.store.db import default_database_url
-from sandbox.anthropic_api import AnthropicEmulator
-from sandbox.telegram_api import TelegramEmulator
+
+T = TypeVar("T")
 
 PLATFORM = "telegram"
 MODEL_KEY_ENV = "HERMES_BENCH_MODEL_KEY"
 TELEGRAM_TOKEN_ENV = "HERMES_BENCH_TELEGRAM_TOKEN"
-FIRST_CHAT_ID = 10_000
-"""Chat (and user) id of the first benchmark chat; the others follow."""
 DEFAULT_CHATS = 100
 DEFAULT_MESSAGES = 20
 DEFAULT_RATE_LIMIT_PER_SECOND = 0.0
@@ -53,16 +67,19 @@ DEFAULT_RATE_LIMIT_PER_SECOND = 0.0
 flood limits (about 30 messages/s overall), so by default the gateway is measured without them."""
 TARGET_MESSAGES_PER_SECOND = 100.0
 """The acceptance target on 2 cores."""
-REPLY_TIMEOUT_SECONDS = 60.0
-"""How long one chat waits for one reply before counting the message as unanswered."""
-WATCH_INTERVAL_SECONDS = 0.002
-"""How often the reply watcher looks at what the bot sent (bounds latency resolution)."""
-DUPLICATE_GRACE_SECONDS = 0.5
-"""Quiet time after the last reply in which a wrong second answer would still show up."""
 STOP_GRACE_SECONDS = 10.0
 POLL_TIMEOUT_SECONDS = 10
-BYTES_PER_MIB = 1024 * 1024
-RU_MAXRSS_UNIT_BYTES = 1 if sys.platform == "darwin" else 1024  # Linux reports KiB
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+"""Where ``python -m bench.load_driver`` finds its packages."""
+READY_TIMEOUT_SECONDS = 60.0
+"""Start-up of the driver: a fresh interpreter importing the emulators, on a busy machine."""
+DRIVER_MARGIN_SECONDS = 60.0
+"""Added to the longest a healthy driver can take for its ``sent`` line."""
+FINAL_TIMEOUT_SECONDS = 60.0
+DRIVER_EXIT_SECONDS = 15.0
+"""How long the driver may take to stop its emulators before it is killed."""
+DRIVER_LINE_LIMIT_BYTES = 256 * 1024 * 1024
+"""The ``final`` line carries every reply text: far longer than asyncio's 64 KiB default."""
 
 
 @dataclass
@@ -77,6 +94,7 @@ class LoadResult:
     latencies_ms: list[float] = field(default_factory=list)
     overhead_ms: list[float] = field(default_factory=list)
     model_requests: int = 0
+    driver_peak_rss_mib: float = 0.0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -90,54 +108,107 @@ class LoadResult:
         return self.answered / self.sending_seconds if self.sending_seconds else 0.0
 
 
-class ReplyWatcher:
-    """Tells each chat when its next reply arrived, watching the emulator in one task.
+class DriverError(Exception):
+    """The load driver died, hung or broke the protocol: the run cannot be judged."""
 
-    One watcher instead of one ``wait_for_sent`` per chat: a hundred waiters woken on every API
-    call would make the benchmark's own bookkeeping the bottleneck.
-    """
 
-    def __init__(self, telegram: TelegramEmulator) -> None:
-        self._telegram = telegram
-        self._seen = 0
-        self.counts: defaultdict[int, int] = defaultdict(int)
-        self._changed: defaultdict[int, asyncio.Event] = defaultdict(asyncio.Event)
+class LoadDriver:
+    """This process's handle on the driver process; every wait for it is bounded."""
 
-    async def run(self) -> None:
-        """Watch until cancelled."""
-        while True:
-            self.poll()
-            await asyncio.sleep(WATCH_INTERVAL_SECONDS)
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process = process
 
-    def poll(self) -> None:
-        """Count replies sent since the last look and wake the chats that got one."""
-        sent = self._telegram.sent_messages()
-        for message in sent[self._seen :]:
-            chat_id = message["chat_id"]
-            self.counts[chat_id] += 1
-            self._changed[chat_id].set()
-        self._seen = len(sent)
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def running(cls, chats: int, messages: int) -> AsyncIterator[LoadDriver]:
+        """Spawn the driver; on leaving, close its stdin and wait for it (killing if needed)."""
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.load_driver",
+            "--chats",
+            str(chats),
+            "--messages",
+            str(messages),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            cwd=PROJECT_ROOT,
+            limit=DRIVER_LINE_LIMIT_BYTES,
+        )
+        driver = cls(process)
+        try:
+            yield driver
+        finally:
+            await driver.close()
 
-    async def wait_for(self, chat_id: int, count: int) -> None:
-        """Return once ``chat_id`` has received at least ``count`` replies."""
-        while self.counts[chat_id] < count:
-            event = self._changed[chat_id]
-            event.clear()
-            await event.wait()
+    async def send(self, command: str) -> None:
+        """Write one command line."""
+        assert self._process.stdin is not None
+        try:
+            self._process.stdin.write(json.dumps({"command": command}).encode() + b"\n")
+            await self._process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as error:
+            raise DriverError(f"could not send {command!r}: the driver has gone") from error
+
+    async def receive(
+        self,
+        event: str,
+        parse: Callable[[dict[str, Any]], T],
+        timeout: float,  # noqa: ASYNC109 - each phase has its own bound
+    ) -> T:
+        """Read the next line, which must be ``event``, and ``parse`` it; DriverError when the
+        driver exited, hung past ``timeout`` or printed something else."""
+        assert self._process.stdout is not None
+        try:
+            async with asyncio.timeout(timeout):
+                line = await self._process.stdout.readline()
+        except TimeoutError:
+            raise DriverError(f"no {event!r} line within {timeout:.0f} s") from None
+        except ValueError as error:  # a line past the limit
+            raise DriverError(f"unreadable {event!r} line: {error}") from error
+        if not line:
+            status = await self.close()
+            raise DriverError(f"exited (status {status}) before its {event!r} line")
+        try:
+            decoded = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DriverError(f"not a JSON line where {event!r} was due: {line[:80]!r}") from error
+        if not isinstance(decoded, dict) or decoded.get("event") != event:
+            raise DriverError(f"expected {event!r}, got {line[:80]!r}")
+        try:
+            return parse(decoded)
+        except (KeyError, TypeError, ValueError) as error:
+            raise DriverError(f"malformed {event!r} line: {error!r}") from error
+
+    async def close(self) -> int | None:
+        """End of input for the driver; wait for it to exit, kill it if it does not."""
+        if self._process.stdin is not None and not self._process.stdin.is_closing():
+            self._process.stdin.close()
+        try:
+            async with asyncio.timeout(DRIVER_EXIT_SECONDS):
+                return await self._process.wait()
+        except TimeoutError:
+            self._process.kill()
+            await self._process.wait()
+            return None
+
+
+def sent_timeout_seconds(messages: int) -> float:
+    """The longest a healthy driver takes for its ``sent`` line: every reply nearly too late."""
+    return messages * REPLY_TIMEOUT_SECONDS + DUPLICATE_GRACE_SECONDS + DRIVER_MARGIN_SECONDS
 
 
 def load_config(
     home: Path,
-    telegram: TelegramEmulator,
-    anthropic: AnthropicEmulator,
+    endpoints: Endpoints,
     *,
     rate_limit_per_second: float = DEFAULT_RATE_LIMIT_PER_SECOND,
 ) -> Config:
-    """A config pointing at the emulators and a SQLite file under ``home``."""
+    """A config pointing at the driver's emulators and a SQLite file under ``home``."""
     return parse_config(
         {
             "model": {
-                "base_url": anthropic.base_url,
+                "base_url": endpoints.anthropic_base_url,
                 "api_key_env": MODEL_KEY_ENV,
                 "max_retries": 0,
             },
@@ -146,8 +217,8 @@ def load_config(
                 "telegram": {
                     "enabled": True,
                     "token_env": TELEGRAM_TOKEN_ENV,
-                    "base_url": telegram.base_url,
-                    "base_file_url": telegram.base_file_url,
+                    "base_url": endpoints.telegram_base_url,
+                    "base_file_url": endpoints.telegram_base_file_url,
                     "allow_all": True,
                     "poll_timeout": POLL_TIMEOUT_SECONDS,
                     "rate_limit_per_second": rate_limit_per_second,
@@ -158,66 +229,13 @@ def load_config(
     )
 
 
-def message_text(chat_id: int, index: int) -> str:
-    """A message whose marker comes back in the emulated model's reply ("Noted: ...")."""
-    return f"chat {chat_id} message {index} about the weather"
-
-
-def reply_marker(chat_id: int, index: int) -> str:
-    """What the reply to message ``index`` of ``chat_id`` contains."""
-    return f"chat {chat_id} message {index} "
-
-
-async def _chat(
-    chat_id: int,
-    messages: int,
-    telegram: TelegramEmulator,
-    watcher: ReplyWatcher,
-    result: LoadResult,
-    pushed: dict[int, list[int]],
-) -> None:
-    """One person: write, wait for the answer, write again."""
-    for index in range(messages):
-        update = telegram.push_message(chat_id, message_text(chat_id, index), user_id=chat_id)
-        pushed[chat_id].append(update["message"]["message_id"])
-        started = time.perf_counter()
-        try:
-            async with asyncio.timeout(REPLY_TIMEOUT_SECONDS):
-                await watcher.wait_for(chat_id, index + 1)
-        except TimeoutError:
-            result.problems.append(f"chat {chat_id}: no reply to message {index}")
-            return
-        result.latencies_ms.append((time.perf_counter() - started) * 1000)
-
-
-async def _send_all(
-    chats: list[int], messages: int, telegram: TelegramEmulator, result: LoadResult
-) -> dict[int, list[int]]:
-    """The sending phase; returns the message ids pushed per chat."""
-    watcher = ReplyWatcher(telegram)
-    watching = asyncio.create_task(watcher.run())
-    pushed: dict[int, list[int]] = {chat_id: [] for chat_id in chats}
-    started = time.perf_counter()
-    try:
-        await asyncio.gather(
-            *(_chat(chat_id, messages, telegram, watcher, result, pushed) for chat_id in chats)
-        )
-    finally:
-        result.sending_seconds = time.perf_counter() - started
-        watching.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watching
-    result.answered = len(result.latencies_ms)
-    return pushed
-
-
 def check_replies(
-    telegram: TelegramEmulator, pushed: dict[int, list[int]], messages: int
+    sent: dict[int, list[BotMessage]], pushed: dict[int, list[int]], messages: int
 ) -> list[str]:
     """Every chat got exactly one reply per message, in order, each answering its message."""
     problems = []
     for chat_id in pushed:
-        texts = [sent["text"] for sent in telegram.sent_messages(chat_id)]
+        texts = [message.text for message in sent.get(chat_id, [])]
         if len(texts) != messages:
             problems.append(f"chat {chat_id}: {len(texts)} replies to {messages} messages")
         for index, text in enumerate(texts[:messages]):
@@ -227,13 +245,13 @@ def check_replies(
 
 
 async def check_store(
-    app: App, telegram: TelegramEmulator, pushed: dict[int, list[int]], messages: int
+    app: App, sent: dict[int, list[BotMessage]], pushed: dict[int, list[int]], messages: int
 ) -> list[str]:
     """Every inbound record is done with its one reply; every user message stored once."""
     problems = []
     repo = app.repo
     for chat_id, message_ids in pushed.items():
-        reply_ids = [str(sent["message_id"]) for sent in telegram.sent_messages(chat_id)]
+        reply_ids = [str(message.message_id) for message in sent.get(chat_id, [])]
         for index, message_id in enumerate(message_ids):
             record = await repo.get_inbound(PLATFORM, f"{chat_id}:{message_id}")
             if record is None or record.status != "done":
@@ -256,50 +274,64 @@ async def check_store(
     return problems
 
 
+async def _measure(driver: LoadDriver, result: LoadResult) -> None:
+    """Run the gateway against the driver's emulators, then check what both sides saw."""
+    endpoints = await driver.receive(READY, Endpoints.from_event, READY_TIMEOUT_SECONDS)
+    # Secrets reach the gateway through the environment only, as in production.
+    os.environ[TELEGRAM_TOKEN_ENV] = endpoints.telegram_token
+    os.environ[MODEL_KEY_ENV] = "bench-key"
+    with tempfile.TemporaryDirectory(prefix="hermes-load-") as home:
+        config = load_config(
+            Path(home), endpoints, rate_limit_per_second=result.rate_limit_per_second
+        )
+        async with open_app(config) as app:
+            gateway = Gateway(app)
+            await gateway.start()
+            try:
+                await driver.send(GO)
+                sending = await driver.receive(
+                    SENT, SendingReport.from_event, sent_timeout_seconds(result.messages_per_chat)
+                )
+            finally:
+                await gateway.stop(grace_seconds=STOP_GRACE_SECONDS)
+            result.overhead_ms = list(gateway.overhead_ms)
+            result.latencies_ms = sending.latencies_ms
+            result.sending_seconds = sending.sending_seconds
+            result.answered = len(sending.latencies_ms)
+            result.problems += sending.problems
+            await driver.send(FINISH)
+            final = await driver.receive(FINAL, FinalReport.from_event, FINAL_TIMEOUT_SECONDS)
+            result.model_requests = final.model_requests
+            result.driver_peak_rss_mib = final.peak_rss_mib
+            result.problems += check_replies(final.sent, sending.pushed, result.messages_per_chat)
+            result.problems += await check_store(
+                app, final.sent, sending.pushed, result.messages_per_chat
+            )
+    if result.model_requests != result.expected:
+        result.problems.append(
+            f"{result.model_requests} model requests for {result.expected} messages"
+        )
+
+
 async def run_load(
     chats: int, messages: int, *, rate_limit_per_second: float = DEFAULT_RATE_LIMIT_PER_SECOND
 ) -> LoadResult:
     """Run the whole benchmark and return what it measured and found wrong."""
     result = LoadResult(chats, messages, rate_limit_per_second=rate_limit_per_second)
-    chat_ids = [FIRST_CHAT_ID + offset for offset in range(chats)]
-    async with (
-        TelegramEmulator() as telegram,
-        _anthropic_emulator() as anthropic,
-    ):
-        os.environ[TELEGRAM_TOKEN_ENV] = telegram.token
-        os.environ[MODEL_KEY_ENV] = "bench-key"
-        with tempfile.TemporaryDirectory(prefix="hermes-load-") as home:
-            config = load_config(
-                Path(home), telegram, anthropic, rate_limit_per_second=rate_limit_per_second
-            )
-            async with open_app(config) as app:
-                gateway = Gateway(app)
-                await gateway.start()
-                try:
-                    pushed = await _send_all(chat_ids, messages, telegram, result)
-                    await asyncio.sleep(DUPLICATE_GRACE_SECONDS)
-                finally:
-                    await gateway.stop(grace_seconds=STOP_GRACE_SECONDS)
-                result.overhead_ms = list(gateway.overhead_ms)
-                result.problems += check_replies(telegram, pushed, messages)
-                result.problems += await check_store(app, telegram, pushed, messages)
-        result.model_requests = len(anthropic.requests)
-    if result.model_requests != result.expected:
+    async with LoadDriver.running(chats, messages) as driver:
+        try:
+            await _measure(driver, result)
+        except DriverError as error:
+            result.problems.append(f"load driver: {error}")
+            return result
+        status = await driver.close()
+    if status is None:
         result.problems.append(
-            f"{result.model_requests} model requests for {result.expected} messages"
+            f"load driver still running {DRIVER_EXIT_SECONDS:.0f} s after 'final': killed"
         )
+    elif status != 0:
+        result.problems.append(f"load driver exited with status {status}")
     return result
-
-
-@contextlib.asynccontextmanager
-async def _anthropic_emulator() -> AsyncIterator[AnthropicEmulator]:
-    """The instant model, keeping no request bodies (a long run would hold every prompt)."""
-    emulator = AnthropicEmulator(record_bodies=False)
-    await emulator.start()
-    try:
-        yield emulator
-    finally:
-        await emulator.stop()
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -308,11 +340,6 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
         return 0.0, 0.0
     ordered = sorted(samples)
     return statistics.median(ordered), ordered[max(0, round(len(ordered) * 0.95) - 1)]
-
-
-def peak_rss_mib() -> float:
-    """The process's peak resident set size so far, in MiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * RU_MAXRSS_UNIT_BYTES / BYTES_PER_MIB
 
 
 def report(result: LoadResult) -> str:
@@ -334,7 +361,9 @@ def report(result: LoadResult) -> str:
         f"  reply latency:         p50 {latency[0]:.1f} ms  p95 {latency[1]:.1f} ms",
         f"  gateway overhead:      p50 {overhead[0]:.2f} ms  p95 {overhead[1]:.2f} ms "
         f"({len(result.overhead_ms)} turns)",
-        f"  peak RSS:              {peak_rss_mib():.1f} MiB",
+        f"  peak RSS:              {peak_rss_mib():.1f} MiB (gateway process)",
+        f"  driver peak RSS:       {result.driver_peak_rss_mib:.1f} MiB "
+        "(emulators and simulated users, second process)",
     ]
     lines += [f"  problem: {problem}" for problem in result.problems[:20]]
     return "\n".join(lines)
@@ -342,7 +371,7 @@ def report(result: LoadResult) -> str:
 
 @contextlib.contextmanager
 def _profiled(path: str | None) -> Iterator[None]:
-    """cProfile the run into ``path`` (pstats format) when a path is given."""
+    """cProfile this process (the gateway's) into ``path`` (pstats format) when given."""
     if path is None:
         yield
         return
@@ -367,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PER_SECOND",
         help="outgoing Telegram requests/s as in production (30); default 0: no limit",
     )
-    parser.add_argument("--profile", metavar="PATH", help="write a cProfile of the run here")
+    parser.add_argument(
+        "--profile", metavar="PATH", help="write a cProfile of the gateway process here"
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
     os.environ.setdefault("no_proxy", "127.0.0.1,localhost")
