@@ -120,6 +120,15 @@ class Gateway:
         self._stopping_keys: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
         self.started: list[str] = []
+        self._resumed = asyncio.Event()
+        """Set once what the last run left pending is dispatched; live messages wait for it."""
+        self._resumed_ids: set[tuple[str, str]] = set()
+        if "discord" in self.adapters:
+            from gateway.platforms.discord import DiscordAdapter
+
+            discord_adapter = self.adapters["discord"]
+            if isinstance(discord_adapter, DiscordAdapter):
+                discord_adapter.catch_up_from = self._discord_catch_up_start
 
     async def start(self) -> None:
         """Connect every adapter, log who we are, then handle what was left pending."""
@@ -128,10 +137,23 @@ class Gateway:
             self.started.append(adapter.name)
             log.info("%s: connected as %s", adapter.name, identity)
         log.info("%s", self.app.services.caching_line)
-        for name, allowlist in self.allowlists.items():
-            # A refused user is told once, not once per restart.
-            allowlist.remember_told(await self.app.repo.refused_users(name))
-        await self.resume_pending()
+        try:
+            for name, allowlist in self.allowlists.items():
+                # A refused user is told once, not once per restart.
+                allowlist.remember_told(await self.app.repo.refused_users(name))
+            await self.resume_pending()
+        finally:
+            # Even a failed start must not leave live messages waiting forever.
+            self._resumed.set()
+
+    async def _discord_catch_up_start(self) -> dict[str, str]:
+        """Where Discord's catch-up starts: the newest message recorded per channel.
+
+        Answered once what the last run left pending is dispatched, so nothing catch-up hands
+        over is dispatched twice; the adapter holds live messages until then.
+        """
+        await self._resumed.wait()
+        return await self.app.repo.newest_inbound_per_chat("discord")
 
     async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Stop receiving, let running turns finish within the grace period, disconnect."""
@@ -156,6 +178,7 @@ class Gateway:
                 if not record.payload:
                     await self.app.repo.mark_inbound(name, record.platform_message_id, "failed")
                     continue
+                self._resumed_ids.add((name, record.platform_message_id))
                 self._dispatch(InboundMessage.from_payload(record.payload))
                 resumed += 1
         if resumed:
@@ -182,6 +205,11 @@ class Gateway:
             return
         if not allowed:
             await self._refuse(message, allowlist)
+            return
+        # Adapters receive before the pending messages of the last run are dispatched; one
+        # recorded in that window may be among them, and must be dispatched only once.
+        await self._resumed.wait()
+        if (message.platform, message.platform_message_id) in self._resumed_ids:
             return
         self._dispatch(message)
 
@@ -276,19 +304,22 @@ class Gateway:
         adapter = self.adapters[last.platform]
         target = DeliveryTarget.of(last)
         repo = self.app.repo
+        parts = [part for text in texts for part in adapter.split(text)]
         sent: list[str] = []
-        for text in texts:
-            for part in adapter.split(text):
-                sent.append(await adapter.send_part(target, part))
+        for index, part in enumerate(parts):
+            sent.append(await adapter.send_part(target, part))
+            if index < len(parts) - 1:
                 # Stored before the message is closed: a crash now must not lead to a resend.
                 await repo.mark_inbound(
                     last.platform, last.platform_message_id, "processing", reply_platform_ids=sent
                 )
-        for message in batch:
-            replies = sent if message is last else None
-            await repo.mark_inbound(
-                message.platform, message.platform_message_id, status, reply_platform_ids=replies
-            )
+        # The final part's id is stored in the same commit that closes the batch.
+        await repo.close_inbound(
+            last.platform,
+            [message.platform_message_id for message in batch],
+            status,
+            replies={last.platform_message_id: sent},
+        )
 
 
 async def run_gateway(config: Config) -> int:

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from sandbox.discord_gateway import DiscordGateway
 from sandbox.discord_rest import DEFAULT_RATE_LIMIT, DEFAULT_RATE_LIMIT_WINDOW_S, DiscordRestApi
-from sandbox.discord_world import CHANNEL_TYPE_DM, JSON, DiscordWorld
+from sandbox.discord_world import CHANNEL_TYPE_DM, CHANNEL_TYPE_PUBLIC_THREAD, JSON, DiscordWorld
 
 API_PREFIX = "/api/v10"
 GATEWAY_PATH = "/gateway"
@@ -112,12 +112,16 @@ class DiscordEmulator:
         guild_id: int | None = None,
         mention_bot: bool = False,
         message_id: int | None = None,
+        deliver: bool = True,
     ) -> dict:
         """A user posts a message; the bot receives MESSAGE_CREATE. Returns the message object.
 
         A channel of a known guild (or thread) is used as is; otherwise, with `guild_id`
         None, `channel_id` is the DM channel between the author and the bot (created on first
-        use). Messages pushed before any bot has identified are dropped, as on Discord.
+        use). The message is kept in the channel's history (GET /channels/{id}/messages). Its
+        MESSAGE_CREATE is dropped before any bot has identified, as on Discord; with `deliver`
+        False it is never dispatched: a message posted while the bot was offline, which a
+        fresh IDENTIFY does not bring back and only the history shows.
         """
         self.world.add_user(author_id, author_name)
         channel_guild = self.world.guild_of_channel(channel_id)
@@ -129,7 +133,8 @@ class DiscordEmulator:
         if mention_bot:
             content = f"<@{self.bot_id}> {content}"
         message = self.world.create_message(channel_id, author_id, content, message_id=message_id)
-        self.gateway.dispatch("MESSAGE_CREATE", message)
+        if deliver:
+            self.gateway.dispatch("MESSAGE_CREATE", message)
         return dict(message)
 
     def _check_dm_channel(self, channel_id: int, author_id: int) -> None:
@@ -143,6 +148,28 @@ class DiscordEmulator:
     def redispatch(self, message_id: int | str) -> None:
         """Deliver a stored message's MESSAGE_CREATE again, as Discord sometimes does."""
         self.gateway.dispatch("MESSAGE_CREATE", self.world.messages[int(message_id)])
+
+    def redispatch_after_identify(self, message_id: int | str) -> None:
+        """At the next IDENTIFY, right after READY and GUILD_CREATE, deliver a stored message.
+
+        A message posted while the bot connects: it is in the history a catch-up reads and
+        also arrives live.
+        """
+        message = self.world.messages[int(message_id)]
+        self.gateway.after_identify.append(("MESSAGE_CREATE", message))
+
+    def delete_channel(self, channel_id: int) -> None:
+        """Delete a channel, thread or DM channel with its messages; REST then answers 404."""
+        channel = self.world.delete_channel(channel_id)
+        if channel["type"] == CHANNEL_TYPE_PUBLIC_THREAD:
+            fields = ("id", "guild_id", "parent_id", "type")
+            self.gateway.dispatch("THREAD_DELETE", {key: channel[key] for key in fields})
+        elif channel["type"] != CHANNEL_TYPE_DM:
+            self.gateway.dispatch("CHANNEL_DELETE", channel)
+
+    def forbid_channel(self, channel_id: int) -> None:
+        """Take the bot's access to a channel away: its REST routes answer 403 Missing Access."""
+        self.rest.forbidden_channels.add(channel_id)
 
     async def disconnect_clients(self, *, code: int = 4000, allow_resume: bool = True) -> None:
         """Close the bot's websocket; events until it comes back are replayed on RESUME.

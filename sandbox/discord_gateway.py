@@ -168,6 +168,8 @@ class DiscordGateway:
         self.identify_count = 0
         self.resume_count = 0
         self.heartbeat_count = 0
+        self.after_identify: list[tuple[str, JSON]] = []
+        """Dispatches sent right after the next READY and GUILD_CREATEs, then forgotten."""
 
     async def handle(self, request: web.Request) -> web.WebSocketResponse:
         """Serve one websocket connection from HELLO to close."""
@@ -236,6 +238,9 @@ class DiscordGateway:
         self.dispatch("READY", self._ready_payload(session))
         for guild_id in self.world.guilds:
             self.dispatch("GUILD_CREATE", self.world.guild_create_payload(guild_id))
+        queued, self.after_identify = self.after_identify, []
+        for event, event_data in queued:
+            self.dispatch(event, event_data)
 
     def _resume(self, connection: GatewayConnection, data: JSON) -> None:
         if connection.session is not None:

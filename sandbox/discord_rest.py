@@ -27,6 +27,10 @@ ERROR_UNKNOWN_MESSAGE = 10008
 ERROR_UNKNOWN_USER = 10013
 ERROR_EMPTY_MESSAGE = 50006
 ERROR_INVALID_FORM_BODY = 50035
+ERROR_MISSING_ACCESS = 50001
+HISTORY_DEFAULT_LIMIT = 50
+HISTORY_MAX_LIMIT = 100
+HISTORY_ANCHORS = ("around", "before", "after")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -101,6 +105,8 @@ class DiscordRestApi:
         self.deleted_message_ids: list[int] = []
         self.typing_channels: list[int] = []
         self.reactions: list[tuple[int, int, str]] = []
+        self.forbidden_channels: set[int] = set()
+        self.history_requests: list[dict[str, str]] = []
         self.sent_changed = asyncio.Event()
         self.prefix = ""
 
@@ -114,6 +120,7 @@ class DiscordRestApi:
             ("POST", "/users/@me/channels", self.create_dm),
             ("GET", "/oauth2/applications/@me", self.get_application),
             ("GET", "/channels/{channel_id}", self.get_channel),
+            ("GET", "/channels/{channel_id}/messages", self.list_messages),
             ("POST", "/channels/{channel_id}/messages", self.create_message),
             ("GET", "/channels/{channel_id}/messages/{message_id}", self.get_message),
             ("PATCH", "/channels/{channel_id}/messages/{message_id}", self.edit_message),
@@ -225,12 +232,38 @@ class DiscordRestApi:
         return web.Response(status=204)
 
     def _channel(self, request: web.Request) -> JSON:
-        channel = self.world.channels.get(_snowflake(request, "channel_id"))
+        channel_id = _snowflake(request, "channel_id")
+        channel = self.world.channels.get(channel_id)
         if channel is None:
             raise DiscordApiError(404, ERROR_UNKNOWN_CHANNEL, "Unknown Channel")
+        if channel_id in self.forbidden_channels:
+            raise DiscordApiError(403, ERROR_MISSING_ACCESS, "Missing Access")
         return channel
 
     # -- messages ----------------------------------------------------------------------------
+
+    async def list_messages(self, request: web.Request) -> web.Response:
+        """GET /channels/{id}/messages: a page of history, newest first (see channel_history).
+
+        `limit` is 1-100 (default 50); `around`, `before` and `after` are mutually exclusive.
+        """
+        self._channel(request)
+        self.history_requests.append(dict(request.query))
+        limit = _query_int(request, "limit")
+        if limit is None:
+            limit = HISTORY_DEFAULT_LIMIT
+        if not 1 <= limit <= HISTORY_MAX_LIMIT:
+            raise _invalid_form(
+                "limit", "NUMBER_TYPE_MAX", f"Must be between 1 and {HISTORY_MAX_LIMIT}."
+            )
+        anchors = {name: _query_int(request, name) for name in HISTORY_ANCHORS}
+        given = {name: value for name, value in anchors.items() if value is not None}
+        if len(given) > 1:
+            raise _invalid_form(
+                "around", "BASE_TYPE_BAD", "Only one of around, before and after may be given."
+            )
+        page = self.world.channel_history(_snowflake(request, "channel_id"), limit=limit, **given)
+        return json_response(page)
 
     async def create_message(self, request: web.Request) -> web.Response:
         """POST /channels/{id}/messages: the bot sends a message (JSON or multipart)."""
@@ -358,6 +391,17 @@ def _snowflake(request: web.Request, name: str) -> int:
         return int(request.match_info[name])
     except ValueError as error:
         raise _invalid_form(name, "NUMBER_TYPE_COERCE", "Value is not snowflake.") from error
+
+
+def _query_int(request: web.Request, name: str) -> int | None:
+    """An integer (or snowflake) query parameter, None when absent; junk is a 400."""
+    raw = request.query.get(name)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError as error:
+        raise _invalid_form(name, "NUMBER_TYPE_COERCE", "Value is not int.") from error
 
 
 async def _json_body(request: web.Request) -> JSON:

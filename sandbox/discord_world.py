@@ -41,6 +41,8 @@ EVERYONE_PERMISSIONS = sum(_PERMISSION_BITS.values())
 
 APP_OWNER_ID = 900000000000000000
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
+# MESSAGE_CREATE/UPDATE carry these; a message fetched over REST does not.
+_GATEWAY_ONLY_MESSAGE_FIELDS = frozenset({"guild_id", "member"})
 
 
 def iso_now() -> str:
@@ -192,6 +194,21 @@ class DiscordWorld:
             return None
         return int(channel["guild_id"])
 
+    def delete_channel(self, channel_id: int) -> JSON:
+        """Remove a channel or thread and its messages; returns the channel object it was."""
+        channel = self.channels.pop(channel_id)
+        for guild in self.guilds.values():
+            for ids in (guild.channel_ids, guild.thread_ids):
+                if channel_id in ids:
+                    ids.remove(channel_id)
+        for user_id, dm_id in list(self.dm_channel_by_user.items()):
+            if dm_id == channel_id:
+                del self.dm_channel_by_user[user_id]
+        for message_id, message in list(self.messages.items()):
+            if message["channel_id"] == str(channel_id):
+                del self.messages[message_id]
+        return channel
+
     def ensure_member(self, guild_id: int, user_id: int) -> None:
         """Make a user a member of a guild (authors of pushed messages join implicitly)."""
         self.guilds[guild_id].member_joined_at.setdefault(user_id, iso_now())
@@ -327,6 +344,50 @@ class DiscordWorld:
         message["edited_timestamp"] = iso_now()
         message["mentions"] = self._mentioned_users(content, _guild_of_message(message))
         return message
+
+    def channel_history(
+        self,
+        channel_id: int,
+        *,
+        limit: int,
+        before: int | None = None,
+        after: int | None = None,
+        around: int | None = None,
+    ) -> list[JSON]:
+        """A page of a channel's messages as GET /channels/{id}/messages selects it.
+
+        Newest first whatever the anchor, as Discord answers (discord.py pages with the
+        first element after `after` and the last before `before`, and reverses for
+        oldest-first): `before` gives the `limit` messages just older than it, `after` the
+        `limit` messages just newer than it, `around` up to `limit // 2` on each side plus the
+        message itself (so an even limit can give limit + 1), and no anchor the newest `limit`.
+        """
+        ids = sorted(
+            message_id
+            for message_id, message in self.messages.items()
+            if message["channel_id"] == str(channel_id)
+        )
+        if around is not None:
+            half = limit // 2
+            older = [i for i in ids if i < around][-half:] if half else []
+            centre = [around] if around in ids else []
+            chosen = older + centre + [i for i in ids if i > around][:half]
+        elif before is not None:
+            chosen = [i for i in ids if i < before][-limit:]
+        elif after is not None:
+            chosen = [i for i in ids if i > after][:limit]
+        else:
+            chosen = ids[-limit:]
+        return [rest_message_payload(self.messages[i]) for i in reversed(chosen)]
+
+
+def rest_message_payload(message: JSON) -> JSON:
+    """A stored message as REST returns it: `guild_id` and `member` are gateway-only extras."""
+    payload = {k: v for k, v in message.items() if k not in _GATEWAY_ONLY_MESSAGE_FIELDS}
+    payload["mentions"] = [
+        {k: v for k, v in user.items() if k != "member"} for user in message.get("mentions", [])
+    ]
+    return payload
 
 
 def _guild_of_message(message: JSON) -> int | None:

@@ -4,6 +4,13 @@ The REST base and the gateway websocket come from ``platforms.discord.api_base_u
 ``gateway_url`` (a rate-limit proxy or a local emulator); discord.py reads them from class
 attributes, so they apply process-wide. Reconnects and RESUME are discord.py's; a
 MESSAGE_CREATE delivered twice is dropped by the runner's inbound table.
+
+Discord does not redeliver what was sent while the bot was offline (only a RESUME replays
+missed events, and a new process always IDENTIFYs afresh), so after the first READY the
+adapter catches up: for every channel the runner has recorded messages from, it reads the
+history after the newest one and hands over, oldest first, the newest
+``platforms.discord.catch_up_messages`` meant for the bot. Live messages in a channel wait
+until its catch-up is done, so a conversation is answered in the order it was written.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import contextlib
 import logging
 import re
 import warnings
+from collections.abc import Awaitable, Callable
 
 import yarl
 
@@ -34,6 +42,11 @@ GUILD_READY_TIMEOUT_SECONDS = 1.0
 """How long discord.py waits for GUILD_CREATE events before it reports ready."""
 CONNECT_TIMEOUT_SECONDS = 60.0
 """How long start() waits for READY."""
+CATCH_UP_SCAN_LIMIT = 1000
+"""The most messages catch-up reads back per channel (10 REST pages) looking for missed ones."""
+
+CatchUpSource = Callable[[], Awaitable[dict[str, str]]]
+"""Returns the newest recorded message id per channel id (snowflakes as strings)."""
 
 INTENT_HELP = (
     "discord: the bot's Message Content intent is not enabled, so it cannot read messages. "
@@ -79,6 +92,16 @@ class DiscordAdapter(PlatformAdapter):
         self._runner: asyncio.Task[None] | None = None
         self._on_message: InboundCallback | None = None
         self._accepting = False
+        self.typing_delay = settings.typing_delay
+        """Seconds before the first typing indicator; a faster answer needs none."""
+        self.catch_up_from: CatchUpSource | None = None
+        """Set by the runner before :meth:`start` to catch up on messages sent while offline."""
+        self._catch_up: asyncio.Task[None] | None = None
+        # Live messages wait here while a catch-up may still hand over older ones: in every
+        # channel until the channels to catch up are known, then in those until each is done.
+        self._held: list[discord.Message] = []
+        self._hold_every_channel = False
+        self._channels_catching_up: set[int] = set()
 
     async def start(self, on_message: InboundCallback) -> str:
         """Log in, connect the gateway and wait for READY; returns ``name#1234``."""
@@ -88,6 +111,8 @@ class DiscordAdapter(PlatformAdapter):
             discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(self.settings.gateway_url)
         self._on_message = on_message
         self._accepting = True
+        catch_up_from = self.catch_up_from if self.settings.catch_up_messages > 0 else None
+        self._hold_every_channel = catch_up_from is not None
         await self.client.login(self._token)
         self._runner = asyncio.create_task(self.client.connect(reconnect=True))
         ready = asyncio.create_task(self._ready.wait())
@@ -101,6 +126,10 @@ class DiscordAdapter(PlatformAdapter):
             await self._fail(self._runner.exception())
         if not self._ready.is_set():
             await self._fail(TimeoutError("no READY from the Discord gateway"))
+        if catch_up_from is not None:
+            self._catch_up = asyncio.create_task(
+                self._run_catch_up(catch_up_from), name="discord-catch-up"
+            )
         user = self.client.user
         assert user is not None
         return f"{user.name}#{user.discriminator}"
@@ -113,12 +142,22 @@ class DiscordAdapter(PlatformAdapter):
         raise DiscordStartError(f"discord: could not connect: {error}") from error
 
     async def stop_receiving(self) -> None:
-        """Ignore messages from now on (Discord has no acknowledgement to withhold)."""
+        """Ignore messages from now on and end a running catch-up.
+
+        Discord has no acknowledgement to withhold: what is not recorded now is in the history
+        the next start catches up on.
+        """
         self._accepting = False
+        if self._catch_up is not None:
+            self._catch_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._catch_up
+            self._catch_up = None
+        self._held.clear()
 
     async def stop(self) -> None:
         """Close the gateway connection and the HTTP session."""
-        self._accepting = False
+        await self.stop_receiving()
         if not self.client.is_closed():
             await self.client.close()
         if self._runner is not None:
@@ -136,9 +175,101 @@ class DiscordAdapter(PlatformAdapter):
         """discord.py event: hand messages meant for the bot to the runner."""
         if not self._accepting or self._on_message is None:
             return
-        inbound = self._to_inbound(message)
-        if inbound is not None:
+        if self._must_wait(message.channel.id):
+            self._held.append(message)
+            return
+        await self._hand_over(self._to_inbound(message))
+
+    async def _hand_over(self, inbound: InboundMessage | None) -> None:
+        if inbound is not None and self._accepting and self._on_message is not None:
             await self._on_message(inbound)
+
+    def _must_wait(self, channel_id: int) -> bool:
+        """Whether a live message must wait for its channel's catch-up (or for held ones)."""
+        return self._catching_up(channel_id) or any(m.channel.id == channel_id for m in self._held)
+
+    def _catching_up(self, channel_id: int) -> bool:
+        return self._hold_every_channel or channel_id in self._channels_catching_up
+
+    # -- catching up -----------------------------------------------------------------------
+
+    async def _run_catch_up(self, source: CatchUpSource) -> None:
+        """After the first READY: hand over what was sent to the bot while it was offline."""
+        try:
+            newest = await source()
+        except Exception:
+            log.exception("discord: catch-up skipped: could not read where to start")
+            newest = {}
+        channels = {int(c): int(m) for c, m in newest.items() if c.isdigit() and m.isdigit()}
+        self._channels_catching_up = set(channels)
+        self._hold_every_channel = False
+        await self._release_held()
+        caught_up = 0
+        for channel_id, after_id in channels.items():
+            try:
+                caught_up += await self._catch_up_channel(channel_id, after_id)
+            except (discord.HTTPException, discord.InvalidData) as exc:
+                log.warning("discord: catch-up of channel %s skipped: %s", channel_id, exc)
+            except Exception:
+                log.exception("discord: catch-up of channel %s failed", channel_id)
+            self._channels_catching_up.discard(channel_id)
+            await self._release_held()
+        log.info(
+            "discord: caught up on %d message(s) sent while offline, from %d channel(s)",
+            caught_up,
+            len(channels),
+        )
+
+    async def _catch_up_channel(self, channel_id: int, after_id: int) -> int:
+        """Hand over the newest missed messages for the bot in one channel; returns how many."""
+        channel = self.client.get_channel(channel_id) or await self.client.fetch_channel(channel_id)
+        if not isinstance(channel, discord.abc.Messageable):
+            return 0
+        limit = self.settings.catch_up_messages
+        newest_first: list[InboundMessage] = []
+        skipped = read = 0
+        history = channel.history(
+            limit=CATCH_UP_SCAN_LIMIT, after=discord.Object(id=after_id), oldest_first=False
+        )
+        async for message in history:
+            read += 1
+            inbound = self._to_inbound(message)
+            if inbound is None:
+                continue
+            if len(newest_first) < limit:
+                newest_first.append(inbound)
+            else:
+                skipped += 1
+        if skipped:
+            log.warning(
+                "discord: channel %s: %d older message(s) sent while offline were not answered "
+                "(platforms.discord.catch_up_messages is %d)",
+                channel_id,
+                skipped,
+                limit,
+            )
+        if read >= CATCH_UP_SCAN_LIMIT:
+            log.warning(
+                "discord: channel %s: only the newest %d messages since the last one handled "
+                "were checked",
+                channel_id,
+                CATCH_UP_SCAN_LIMIT,
+            )
+        for inbound in reversed(newest_first):
+            await self._hand_over(inbound)
+        return len(newest_first)
+
+    async def _release_held(self) -> None:
+        """Hand over held live messages whose channel is caught up, in arrival order."""
+        while True:
+            ready = next((m for m in self._held if not self._catching_up(m.channel.id)), None)
+            if ready is None:
+                return
+            self._held.remove(ready)
+            try:
+                await self._hand_over(self._to_inbound(ready))
+            except Exception:
+                log.exception("discord: message %s could not be handed over", ready.id)
 
     def _to_inbound(self, message: discord.Message) -> InboundMessage | None:
         me = self.client.user

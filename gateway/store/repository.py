@@ -7,14 +7,19 @@
 * compactions (``repository_compactions``): applying a new context, the record of attempts;
 * usage (``repository_usage``): tokens and cost per API call, totals for ``/usage``;
 * inbound (``repository_inbound``): received platform messages, exactly-once handling;
+* catch-up (``repository_catchup``): where a platform's history replay starts;
 * export (``repository_export``): a session as JSON-safe dicts.
 
-Reads run concurrently; every write takes the store's write lock and one short transaction.
+Reads run concurrently. Every write is a job handed to the store's writer
+(:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
+transaction (group commit): under load one fsync covers many messages, and each caller still
+gets its own result or error back only after its job is durable.
 """
 
 from __future__ import annotations
 
 from gateway.store.repository_base import NotFoundError, StoreError
+from gateway.store.repository_catchup import CatchUpQueries
 from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_messages import MessageQueries
@@ -40,6 +45,7 @@ class Repository(
     ExportQueries,  # includes CompactionQueries
     UsageQueries,
     InboundQueries,
+    CatchUpQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 
