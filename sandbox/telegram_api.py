@@ -3,9 +3,10 @@
 The real python-telegram-bot client talks to it through
 ``ApplicationBuilder().base_url(emu.base_url).base_file_url(emu.base_file_url)``. It serves the
 methods a chat gateway uses with Telegram's semantics (long-polled getUpdates with offset
-confirmation, per-chat message ids, UTF-16 length limits, HTML/MarkdownV2 parsing into entities,
-Telegram's error descriptions) and can misbehave on request: error answers, 429 flood control,
-dropped connections, silently stalled polls, re-delivered updates.
+confirmation, or webhook POSTs acknowledged by a 2xx; per-chat message ids, UTF-16 length
+limits, HTML/MarkdownV2 parsing into entities, Telegram's error descriptions) and can misbehave
+on request: error answers, 429 flood control, dropped connections, silently stalled polls,
+re-delivered updates.
 
 Call its methods from the event loop's thread; it is not thread-safe.
 """
@@ -24,6 +25,12 @@ from sandbox.telegram_faults import FaultPlan, FloodControl
 from sandbox.telegram_methods import BotApiMethods
 from sandbox.telegram_text import detect_entities, split_like_client, trim_text
 from sandbox.telegram_updates import Signal, Update, UpdateQueue
+from sandbox.telegram_webhook import (
+    DEFAULT_RETRY_SECONDS,
+    WebhookAttempt,
+    WebhookPusher,
+    WebhookState,
+)
 from sandbox.telegram_wire import ApiError, Params, int_param, ok_response, read_params
 
 GET_UPDATES = "getUpdates"
@@ -38,6 +45,8 @@ _WEBHOOK_CONFLICT = (
     "Conflict: can't use getUpdates method while webhook is active; "
     "use deleteWebhook to delete the webhook first"
 )
+_POLL_ENDED_BY_WEBHOOK = "Conflict: terminated by setWebhook request"
+_WEBHOOK_METHODS = frozenset({"setWebhook", "deleteWebhook"})
 
 
 class TelegramEmulator:
@@ -52,6 +61,7 @@ class TelegramEmulator:
         clock: Callable[[], float] | None = None,
         enforce_rate_limits: bool = False,
         bot_first_name: str = "Hermes",
+        webhook_retry_seconds: float = DEFAULT_RETRY_SECONDS,
     ) -> None:
         self.token = token
         self.bot_username = bot_username
@@ -66,13 +76,24 @@ class TelegramEmulator:
         self._directory = ChatDirectory(bot_user, clock)
         self._updates = UpdateQueue()
         self._faults = FaultPlan()
+        self._webhook = WebhookState(clock)
         self._api = BotApiMethods(
-            self._directory, self._updates, FloodControl(clock) if enforce_rate_limits else None
+            self._directory,
+            self._updates,
+            FloodControl(clock) if enforce_rate_limits else None,
+            self._webhook,
         )
         self.calls: list[tuple[str, Params]] = []
         """Every API call in arrival order: (method name as the API spells it, decoded params)."""
         self._updates_changed = Signal()
-        self._activity = Signal()  # a call arrived or was answered
+        self._activity = Signal()  # a call arrived or was answered, or a webhook POST ended
+        self._pusher = WebhookPusher(
+            self._webhook,
+            self._updates,
+            self._updates_changed,
+            on_attempt=self._activity.notify,
+            retry_seconds=webhook_retry_seconds,
+        )
         self._stall_until = 0.0  # time.monotonic() until which getUpdates hangs
         self._poll_generation = 0
         self._closing = False
@@ -97,11 +118,13 @@ class TelegramEmulator:
         bound_port = runner.addresses[0][1]
         self._root_url = f"http://{host}:{bound_port}"
         self._closing = False
+        await self._pusher.start()
 
     async def stop(self) -> None:
         """Stop serving; pending long polls are answered (empty) at once, nothing hangs."""
         self._closing = True
         self._updates_changed.notify()
+        await self._pusher.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -228,6 +251,34 @@ class TelegramEmulator:
         return self._api.webhook_url
 
     @property
+    def webhook_attempts(self) -> list[WebhookAttempt]:
+        """Every POST of an update to the webhook so far (status, or the error)."""
+        return list(self._pusher.attempts)
+
+    def webhook_info(self) -> dict[str, Any]:
+        """What getWebhookInfo answers now (pending_update_count, last_error_message, ...)."""
+        return self._webhook.info(self._updates)
+
+    async def wait_for_webhook_attempts(
+        self,
+        count: int,
+        timeout: float = 10.0,  # noqa: ASYNC109 - same shape as wait_for_sent
+        *,
+        succeeded: bool = False,
+    ) -> list[WebhookAttempt]:
+        """Wait until `count` webhook POSTs were made (only 2xx ones with `succeeded`) and
+        return those; TimeoutError otherwise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = [a for a in self._pusher.attempts if a.succeeded or not succeeded]
+            if len(seen) >= count:
+                return seen
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"expected {count} webhook POST(s), got {len(seen)}")
+            await self._activity.wait(remaining)
+
+    @property
     def confirmed_offset(self) -> int:
         """The highest getUpdates offset the client sent (everything below it is confirmed)."""
         return self._updates.confirmed_offset
@@ -310,6 +361,8 @@ class TelegramEmulator:
                 result = self._api.call(method, params)
         except ApiError as error:
             return error.to_response()
+        if method in _WEBHOOK_METHODS:
+            self._updates_changed.notify()  # start (or stop) pushing, end a running long poll
         self._activity.notify()
         return ok_response(result)
 
@@ -336,6 +389,8 @@ class TelegramEmulator:
             now = time.monotonic()
             if generation != self._poll_generation:
                 raise ApiError(409, _POLL_CONFLICT)
+            if self._api.webhook_url:
+                raise ApiError(409, _POLL_ENDED_BY_WEBHOOK)
             if now < self._stall_until:
                 await self._updates_changed.wait(self._stall_until - now)
                 continue

@@ -16,6 +16,7 @@ from sandbox.telegram_faults import FloodControl
 from sandbox.telegram_markup import MarkupError, UnsupportedParseMode, format_message_text
 from sandbox.telegram_text import MAX_MESSAGE_UTF16, Entity, utf16_len
 from sandbox.telegram_updates import UpdateQueue
+from sandbox.telegram_webhook import WebhookState
 from sandbox.telegram_wire import Params, bad_request, int_param
 
 CHAT_ACTIONS = frozenset(
@@ -48,16 +49,20 @@ class BotApiMethods:
     """Dispatches Bot API calls by name and records what the bot did."""
 
     def __init__(
-        self, directory: ChatDirectory, updates: UpdateQueue, flood: FloodControl | None
+        self,
+        directory: ChatDirectory,
+        updates: UpdateQueue,
+        flood: FloodControl | None,
+        webhook: WebhookState,
     ) -> None:
         self._directory = directory
         self._updates = updates
         self._flood = flood
+        self.webhook = webhook
         self.sent: list[dict[str, Any]] = []
         self.sent_by_chat: dict[int, list[dict[str, Any]]] = {}
         self.chat_actions: list[tuple[int, str]] = []
         self.commands: list[dict[str, Any]] = []
-        self.webhook_url = ""
         self._commands_by_scope: dict[tuple[str, str], list[dict[str, Any]]] = {}
         methods: dict[str, Method] = {
             "getMe": self.get_me,
@@ -98,27 +103,30 @@ class BotApiMethods:
             "has_main_web_app": False,
         }
 
+    @property
+    def webhook_url(self) -> str:
+        """The webhook URL set ("" while updates are fetched with getUpdates)."""
+        return self.webhook.url
+
     def delete_webhook(self, params: Params) -> bool:
         """Switch back to getUpdates, optionally dropping what is pending."""
-        self.webhook_url = ""
+        self.webhook.remove()
         if params.get("drop_pending_updates"):
             self._updates.clear()
         return True
 
     def set_webhook(self, params: Params) -> bool:
-        """Store the webhook URL; while one is set, getUpdates is refused."""
-        self.webhook_url = str(params.get("url") or "")
+        """Store the webhook (an empty url removes it); while one is set, updates are POSTed
+        to it and getUpdates is refused. allowed_updates is shared with getUpdates."""
+        self.webhook.configure(params)
+        self._updates.set_allowed_types(params.get("allowed_updates"))
         if params.get("drop_pending_updates"):
             self._updates.clear()
         return True
 
     def get_webhook_info(self, params: Params) -> ApiObject:
-        """The stored webhook URL and the number of updates waiting."""
-        return {
-            "url": self.webhook_url,
-            "has_custom_certificate": False,
-            "pending_update_count": self._updates.pending_count(),
-        }
+        """The WebhookInfo: URL, updates waiting, the last delivery error."""
+        return self.webhook.info(self._updates)
 
     def send_message(self, params: Params) -> ApiObject:
         """Validate, format and store a bot message; record it for tests."""

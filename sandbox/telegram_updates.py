@@ -1,7 +1,8 @@
 """The queue of updates waiting for a bot, with Telegram's offset confirmation semantics.
 
-An update stays queued until the bot calls getUpdates with an offset above its update_id; that
-is the only acknowledgement Telegram has. `redeliver` imitates a broken server that sends a
+An update stays queued until the bot calls getUpdates with an offset above its update_id, or (in
+webhook mode) until the webhook answered its POST with a 2xx; those are the only acknowledgements
+Telegram has. `redeliver` imitates a broken server that sends a
 confirmed update again under the same update_id.
 """
 
@@ -88,12 +89,31 @@ class UpdateQueue:
         Forced re-deliveries come first and are sent once; regular updates stay queued until
         confirmed, so the batch's last update_id is still the highest the bot has seen.
         """
-        if self.allowed_types is not None:
-            self._pending = [update for update in self._pending if self._allowed(update)]
+        self._drop_disallowed()
         batch = self._forced[:limit]
         del self._forced[: len(batch)]
         batch.extend(self._pending[: limit - len(batch)])
         return batch
+
+    def deliverable(self) -> list[Update]:
+        """Every update waiting for a webhook, in delivery order (forced re-deliveries first).
+
+        Nothing is removed: a webhook delivery leaves the queue only through `acknowledge`.
+        """
+        self._drop_disallowed()
+        return [*self._forced, *self._pending]
+
+    def acknowledge(self, update: Update) -> None:
+        """The webhook answered 2xx for `update`: remove it (its forced copy first, if any)."""
+        for index, queued in enumerate(self._forced):
+            if queued is update:
+                del self._forced[index]
+                return
+        self._pending = [queued for queued in self._pending if queued is not update]
+
+    def _drop_disallowed(self) -> None:
+        if self.allowed_types is not None:
+            self._pending = [update for update in self._pending if self._allowed(update)]
 
     def _allowed(self, update: Update) -> bool:
         kinds = set(update) - {"update_id"}

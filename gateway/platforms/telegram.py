@@ -1,10 +1,16 @@
-"""Telegram through python-telegram-bot: long polling, replies, typing, commands, watchdog.
+"""Telegram through python-telegram-bot: polling or webhook, replies, typing, commands, watchdog.
 
 Polling is our own small loop over ``bot.get_updates`` rather than PTB's ``Updater``: the
 Updater confirms an update (advances the offset) as soon as it is queued, before any handler
 ran, so a crash could lose it. Here each update is handed to the runner, which records it
 durably, and only then is the offset moved past it. A watchdog restarts the loop when
 getUpdates has not come back for ``watchdog_seconds`` (a poll that died silently overnight).
+
+In webhook mode Telegram POSTs each update to us instead (see
+:mod:`gateway.platforms.telegram_webhook`); the same update handling runs, and the HTTP answer
+is sent only after the runner recorded the update, so it is the acknowledgement. The webhook is
+left set on stop: Telegram keeps queueing updates while we are down. There is no watchdog in
+webhook mode (nothing of ours can go silent; Telegram retries what we did not acknowledge).
 """
 
 from __future__ import annotations
@@ -22,15 +28,24 @@ from telegram.error import BadRequest, Conflict, NetworkError, RetryAfter
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
 from gateway.commands import COMMAND_DESCRIPTIONS, parse_command
-from gateway.config import TelegramSettings
+from gateway.config import ConfigError, TelegramSettings
 from gateway.inbound import InboundMessage
 from gateway.markdown_render import RENDER_MARGIN, TELEGRAM_PARSE_MODE, markdown_to_telegram
 from gateway.platforms.base import DeliveryTarget, InboundCallback, PlatformAdapter
+from gateway.platforms.telegram_webhook import (
+    MalformedUpdate,
+    WebhookServer,
+    public_webhook_url,
+    webhook_secret,
+)
 from gateway.text_split import TELEGRAM_MESSAGE_LIMIT, utf16_len
 
 log = logging.getLogger(__name__)
 
 PLATFORM = "telegram"
+WEBHOOK_MODE = "webhook"
+ALLOWED_UPDATES = ("message",)
+"""The update types we handle, asked of getUpdates and setWebhook alike."""
 TYPING_INTERVAL_SECONDS = 4.0
 """Telegram shows "typing" for about 5 s; repeat a little sooner."""
 GET_UPDATES_READ_MARGIN_SECONDS = 5.0
@@ -60,7 +75,7 @@ def telegram_session_key(
 
 
 class TelegramAdapter(PlatformAdapter):
-    """A Telegram bot: receives text messages by long polling and sends Markdown replies."""
+    """A Telegram bot: receives text messages (long polling or webhook), sends Markdown replies."""
 
     name = PLATFORM
     message_limit = TELEGRAM_MESSAGE_LIMIT - RENDER_MARGIN
@@ -68,6 +83,7 @@ class TelegramAdapter(PlatformAdapter):
 
     def __init__(self, settings: TelegramSettings, token: str) -> None:
         self.settings = settings
+        self.typing_delay = settings.typing_delay
         # Typed as Any: each builder call changes ApplicationBuilder's generic parameters.
         builder: Any = ApplicationBuilder().token(token).updater(None)
         limiter = AIORateLimiter(
@@ -88,6 +104,11 @@ class TelegramAdapter(PlatformAdapter):
         """When the getUpdates in flight was sent (None while handling updates)."""
         self._supervisor: asyncio.Task[None] | None = None
         self.polling_restarts = 0
+        self._webhook: WebhookServer | None = None
+        self.webhook_port: int | None = None
+        """The port the webhook server bound (webhook mode, once started)."""
+        self.webhook_url: str | None = None
+        """The URL given to setWebhook (webhook mode, once started)."""
         self._initialized = False
         self.username = ""
 
@@ -100,20 +121,55 @@ class TelegramAdapter(PlatformAdapter):
         return utf16_len(text)
 
     async def start(self, on_message: InboundCallback) -> str:
-        """Log in (getMe), register commands, drop any webhook and start polling."""
+        """Log in (getMe), register commands, then serve the webhook or (after deleting any
+        webhook) start polling, as ``mode`` says."""
         self._on_message = on_message
         await self.application.initialize()
         self._initialized = True
         self.username = self.bot.username or ""
         commands = [BotCommand(name, text) for name, text in COMMAND_DESCRIPTIONS.items()]
         await self.bot.set_my_commands(commands)
-        await self.bot.delete_webhook()
-        self._last_activity = time.monotonic()
-        self._supervisor = asyncio.create_task(self._supervise(), name="telegram-polling")
+        if self.settings.mode == WEBHOOK_MODE:
+            await self._start_webhook()
+        else:
+            await self.bot.delete_webhook()
+            self._last_activity = time.monotonic()
+            self._supervisor = asyncio.create_task(self._supervise(), name="telegram-polling")
         return f"@{self.username}"
 
+    async def _start_webhook(self) -> None:
+        """Listen first, then tell Telegram where to POST (so no update finds nobody there)."""
+        settings = self.settings
+        if not settings.webhook_url:
+            raise ConfigError("platforms.telegram.webhook_url: required in webhook mode")
+        secret = webhook_secret(settings.webhook_secret_env)
+        self._webhook = WebhookServer(
+            listen=settings.webhook_listen,
+            port=settings.webhook_port,
+            path=settings.webhook_path,
+            secret=secret,
+            handle=self._handle_webhook_update,
+        )
+        self.webhook_port = await self._webhook.start()
+        self.webhook_url = public_webhook_url(settings.webhook_url, self.webhook_port)
+        await self.bot.set_webhook(
+            url=self.webhook_url,
+            secret_token=secret,
+            allowed_updates=ALLOWED_UPDATES,
+            drop_pending_updates=False,
+        )
+        log.info(
+            "telegram: webhook mode, listening on %s, Telegram posts to %s",
+            self._webhook.local_url,
+            self.webhook_url,
+        )
+
     async def stop_receiving(self) -> None:
-        """Stop polling and confirm the offset of what was handled."""
+        """Stop taking updates: polling confirms the offset of what was handled; the webhook
+        server answers 503 and closes (the webhook stays set, so Telegram keeps queueing)."""
+        if self._webhook is not None:
+            server, self._webhook = self._webhook, None
+            await server.stop()
         if self._supervisor is not None:
             self._supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -123,7 +179,7 @@ class TelegramAdapter(PlatformAdapter):
                 await self.bot.get_updates(offset=self._offset, timeout=0)
 
     async def stop(self) -> None:
-        """Stop polling and close the client."""
+        """Stop receiving and close the client."""
         await self.stop_receiving()
         if self._initialized:
             self._initialized = False
@@ -172,7 +228,7 @@ class TelegramAdapter(PlatformAdapter):
                 updates = await self.bot.get_updates(
                     offset=self._offset,
                     timeout=timeout,
-                    allowed_updates=["message"],
+                    allowed_updates=ALLOWED_UPDATES,
                     read_timeout=timeout + GET_UPDATES_READ_MARGIN_SECONDS,
                 )
             except RetryAfter as exc:
@@ -190,7 +246,18 @@ class TelegramAdapter(PlatformAdapter):
                 self._offset = max(self._offset, update.update_id + 1)
                 self._last_activity = time.monotonic()
 
+    async def _handle_webhook_update(self, data: dict[str, Any]) -> None:
+        """One POSTed update, decoded, through the same handling as a polled one."""
+        if not isinstance(data.get("update_id"), int):
+            raise MalformedUpdate("no integer update_id")
+        try:
+            update = Update.de_json(data, self.bot)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise MalformedUpdate(f"{type(exc).__name__}: {exc}") from exc
+        await self._handle_update(update)
+
     async def _handle_update(self, update: Update) -> None:
+        """Hand a text message to the runner; returns once the runner has recorded it."""
         message = update.message
         if message is None or message.text is None or message.from_user is None:
             return
