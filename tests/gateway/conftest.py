@@ -86,6 +86,8 @@ def gateway_config(
             "base_file_url": telegram.base_file_url,
             "allowed_users": [ALICE, "bob"],
             "poll_timeout": 1,
+            # Instant emulated replies still show typing, so tests can observe it.
+            "typing_delay": 0,
             **(telegram_settings or {}),
         }
     if discord is not None:
@@ -95,6 +97,7 @@ def gateway_config(
             "api_base_url": discord.api_base_url,
             "gateway_url": discord.gateway_url,
             "allow_all": True,
+            "typing_delay": 0,
             **(discord_settings or {}),
         }
     return parse_config(

@@ -57,6 +57,20 @@ async def test_private_chat_message_gets_the_model_reply_with_typing_shown(
     assert {c["command"] for c in telegram.commands} >= {"new", "stop", "compress", "usage"}
 
 
+async def test_typing_is_shown_only_once_a_turn_outlasts_the_typing_delay(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    async with run_gateway(telegram=telegram, telegram_settings={"typing_delay": 1.0}):
+        telegram.push_message(ALICE, "quick one")
+        await telegram.wait_for_sent(ALICE, 1)
+        typing_after_quick_reply = list(telegram.chat_actions)
+        anthropic.inject_fault("slow", delay=1.6)
+        telegram.push_message(ALICE, "slow one")
+        await telegram.wait_for_sent(ALICE, 2)
+    assert typing_after_quick_reply == []
+    assert (ALICE, "typing") in telegram.chat_actions
+
+
 async def test_group_message_is_answered_only_when_the_bot_is_mentioned(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
