@@ -30,6 +30,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,10 @@ from bench.load_driver import (
     peak_rss_mib,
     reply_marker,
 )
+from gateway import event_loop
 from gateway.app import App, open_app
 from gateway.config import Config, parse_config
+from gateway.event_loop import running_loop_name
 from gateway.run import Gateway
 from gateway.store.db import default_database_url
 
@@ -95,6 +98,9 @@ class LoadResult:
     overhead_ms: list[float] = field(default_factory=list)
     model_requests: int = 0
     driver_peak_rss_mib: float = 0.0
+    event_loop: str = ""
+    gateway_cpu_seconds: float = 0.0
+    """CPU time of the gateway process (all its threads) while the messages were handled."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -288,10 +294,12 @@ async def _measure(driver: LoadDriver, result: LoadResult) -> None:
             gateway = Gateway(app)
             await gateway.start()
             try:
+                cpu_before = time.process_time()
                 await driver.send(GO)
                 sending = await driver.receive(
                     SENT, SendingReport.from_event, sent_timeout_seconds(result.messages_per_chat)
                 )
+                result.gateway_cpu_seconds = time.process_time() - cpu_before
             finally:
                 await gateway.stop(grace_seconds=STOP_GRACE_SECONDS)
             result.overhead_ms = list(gateway.overhead_ms)
@@ -318,6 +326,7 @@ async def run_load(
 ) -> LoadResult:
     """Run the whole benchmark and return what it measured and found wrong."""
     result = LoadResult(chats, messages, rate_limit_per_second=rate_limit_per_second)
+    result.event_loop = running_loop_name()
     async with LoadDriver.running(chats, messages) as driver:
         try:
             await _measure(driver, result)
@@ -351,9 +360,13 @@ def report(result: LoadResult) -> str:
     target = "meets" if rate >= TARGET_MESSAGES_PER_SECOND else "below"
     limit = result.rate_limit_per_second
     limit_text = f"{limit:g} requests/s" if limit else "off"
+    cpu_ms = result.gateway_cpu_seconds * 1000 / max(result.answered, 1)
+    sending = result.sending_seconds
+    busy = 100 * result.gateway_cpu_seconds / sending if sending else 0.0
     lines = [
         f"gateway load: {result.chats} chats x {result.messages_per_chat} messages "
-        f"({os.cpu_count()} CPUs, Telegram rate limit {limit_text})",
+        f"({os.cpu_count()} CPUs, {result.event_loop} event loop, "
+        f"Telegram rate limit {limit_text})",
         f"  answered exactly once: {result.answered}/{result.expected}  {verdict}",
         f"  model requests:        {result.model_requests}",
         f"  throughput:            {rate:.1f} messages/s over {result.sending_seconds:.2f} s "
@@ -361,6 +374,8 @@ def report(result: LoadResult) -> str:
         f"  reply latency:         p50 {latency[0]:.1f} ms  p95 {latency[1]:.1f} ms",
         f"  gateway overhead:      p50 {overhead[0]:.2f} ms  p95 {overhead[1]:.2f} ms "
         f"({len(result.overhead_ms)} turns)",
+        f"  gateway CPU:           {cpu_ms:.2f} ms per message "
+        f"({busy:.0f}% of one core while sending)",
         f"  peak RSS:              {peak_rss_mib():.1f} MiB (gateway process)",
         f"  driver peak RSS:       {result.driver_peak_rss_mib:.1f} MiB "
         "(emulators and simulated users, second process)",
@@ -399,13 +414,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", metavar="PATH", help="write a cProfile of the gateway process here"
     )
+    parser.add_argument(
+        "--event-loop",
+        choices=["auto", "uvloop", "asyncio"],
+        default="auto",
+        help="the gateway's event loop, as gateway.event_loop (default auto: uvloop if installed)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
     os.environ.setdefault("no_proxy", "127.0.0.1,localhost")
     logging.basicConfig(level=logging.WARNING)
     with _profiled(args.profile):
-        result = asyncio.run(
-            run_load(args.chats, args.messages, rate_limit_per_second=args.telegram_rate_limit)
+        result = event_loop.run(
+            run_load(args.chats, args.messages, rate_limit_per_second=args.telegram_rate_limit),
+            args.event_loop,
         )
     print(report(result))
     return 1 if result.problems else 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable, Coroutine
@@ -11,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from gateway import event_loop
 from gateway.config import Config, ConfigError, load_config, masked_config
 
 EXIT_CONFIG_ERROR = 2
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG_ERROR
     handler = _HANDLERS[args.command]
     try:
-        return asyncio.run(handler(config, args))
+        return event_loop.run(handler(config, args), config.gateway.event_loop)
     except ConfigError as exc:
         print(f"hermes: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR

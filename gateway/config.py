@@ -175,6 +175,10 @@ class LoggingSettings(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
 
+class GatewaySettings(_Section):
+    event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
+
+
 class Config(_Section):
     """The whole validated configuration."""
 
@@ -187,6 +191,7 @@ class Config(_Section):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
 
     source: str = Field(default="built-in defaults", exclude=True)
 

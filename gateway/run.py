@@ -23,6 +23,7 @@ from gateway.allowlist import Allowlist
 from gateway.app import App, configure_logging, open_app
 from gateway.commands import Command, parse_command
 from gateway.config import Config, ConfigError
+from gateway.event_loop import running_loop_name
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter
 from gateway.session import SessionAddress
@@ -325,6 +326,7 @@ class Gateway:
 async def run_gateway(config: Config) -> int:
     """``hermes gateway run``: serve until SIGINT/SIGTERM; returns the exit code."""
     configure_logging(config)
+    log.info("event loop: %s", running_loop_name())
     platforms = config.platforms
     if not (platforms.telegram.enabled or platforms.discord.enabled):
         log.error("no platform is enabled: set platforms.telegram.enabled or discord.enabled")
