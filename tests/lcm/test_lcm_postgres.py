@@ -3,30 +3,7 @@ lcm_grep and lcm_expand exactly as FTS5 does on SQLite."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Iterator
-
-import pytest
-
-from gateway.store import Repository, open_store
 from tests.lcm.test_lcm_engine import build, compact, good_model, new_session
-from tests.store.pg import PostgresServer, postgres_server
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    with postgres_server() as server:
-        yield server
-
-
-@pytest.fixture
-async def pg_repo(postgres: PostgresServer) -> AsyncIterator[Repository]:
-    name = f"hermes_lcm_{uuid.uuid4().hex[:12]}"
-    url = await postgres.create_database(name)
-    store = await open_store(url)
-    yield Repository(store)
-    await store.close()
-    await postgres.drop_database(name)
 
 
 async def test_grep_and_expand_work_on_postgresql(pg_repo, tmp_path):

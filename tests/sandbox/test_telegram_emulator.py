@@ -42,13 +42,6 @@ POLL_TIMEOUT = 1
 GUARD_SECONDS = 5.0  # generous upper bound so a hang fails the test instead of freezing it
 
 
-@pytest.fixture(autouse=True)
-def _local_network_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.setenv("PTB_TIMEDELTA", "true")  # RetryAfter.retry_after as a timedelta
-
-
 @pytest.fixture
 async def emulator() -> AsyncIterator[TelegramEmulator]:
     emu = TelegramEmulator()
@@ -57,14 +50,6 @@ async def emulator() -> AsyncIterator[TelegramEmulator]:
         yield emu
     finally:
         await emu.stop()
-
-
-@pytest.fixture
-async def bot(emulator: TelegramEmulator) -> AsyncIterator[Bot]:
-    async with Bot(
-        emulator.token, base_url=emulator.base_url, base_file_url=emulator.base_file_url
-    ) as client:
-        yield client
 
 
 class EchoBot:

@@ -68,12 +68,6 @@ class Receiver:
         return [update["message"]["text"] for _, update in self.posts]
 
 
-@pytest.fixture(autouse=True)
-def _local_network_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-
-
 @pytest.fixture
 async def emulator() -> AsyncIterator[TelegramEmulator]:
     emu = TelegramEmulator(webhook_retry_seconds=RETRY_SECONDS)
@@ -82,14 +76,6 @@ async def emulator() -> AsyncIterator[TelegramEmulator]:
         yield emu
     finally:
         await emu.stop()
-
-
-@pytest.fixture
-async def bot(emulator: TelegramEmulator) -> AsyncIterator[Bot]:
-    async with Bot(
-        emulator.token, base_url=emulator.base_url, base_file_url=emulator.base_file_url
-    ) as client:
-        yield client
 
 
 @pytest.fixture

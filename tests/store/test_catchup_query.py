@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Iterator
-
-import pytest
-
-from gateway.store import Repository, open_store
-from tests.store.pg import PostgresServer, postgres_server
+from gateway.store import Repository
 
 DM_CHAT = "700000000000000030"
 GUILD_CHAT = "700000000000000010"
@@ -58,25 +52,6 @@ async def test_a_platform_without_recorded_messages_has_nothing_to_catch_up_on(
 
     assert await repo.newest_inbound_per_chat("discord") == {}
     assert await repo.newest_inbound_per_chat("telegram") == {}  # "42:7" is no position
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresServer]:
-    """A PostgreSQL server for this module (a throwaway cluster unless HERMES_TEST_PG_URL)."""
-    with postgres_server() as server:
-        yield server
-
-
-@pytest.fixture
-async def pg_repo(postgres: PostgresServer) -> AsyncIterator[Repository]:
-    name = f"hermes_test_{uuid.uuid4().hex[:12]}"
-    url = await postgres.create_database(name)
-    store = await open_store(url)
-    try:
-        yield Repository(store)
-    finally:
-        await store.close()
-        await postgres.drop_database(name)
 
 
 async def test_newest_message_per_chat_compares_snowflakes_as_numbers_on_postgresql(

@@ -7,52 +7,20 @@ HERMES_TEST_PG_URL. Without either these tests fail with instructions; they are 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 
 from agent.types import CompactionResult, Usage
-from gateway.store import Repository, Store, open_store, upgrade_database
+from gateway.store import Repository, open_store, upgrade_database
 from gateway.store.tables import include_core_object, metadata
-from tests.store.pg import PostgresServer, postgres_server
 
 STORE_TABLES = {"sessions", "messages", "api_usage", "compactions", "inbound"}
 WRITER_TURNS = 3
 TOOL_CALL = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
-    """One PostgreSQL server for the whole test run."""
-    with postgres_server() as server:
-        yield server
-
-
-@pytest.fixture
-async def pg_url(postgres: PostgresServer) -> AsyncIterator[str]:
-    """A fresh, empty database for one test."""
-    name = f"hermes_test_{uuid.uuid4().hex[:12]}"
-    url = await postgres.create_database(name)
-    yield url
-    await postgres.drop_database(name)
-
-
-@pytest.fixture
-async def pg_store(pg_url: str) -> AsyncIterator[Store]:
-    store = await open_store(pg_url)
-    yield store
-    await store.close()
-
-
-@pytest.fixture
-def pg_repo(pg_store: Store) -> Repository:
-    return Repository(pg_store)
 
 
 async def test_postgres_migrations_apply_once_and_match_the_models(pg_url: str) -> None:
