@@ -81,6 +81,7 @@ async def test_sigkill_during_a_turn_then_restart_answers_the_message_exactly_on
     assert texts[1].startswith("Noted: and this")
     assert code == 0
     assert "telegram: connected as @hermes_test_bot" in log_path.read_text()
+    assert "event loop: uvloop" in log_path.read_text()  # the daemon's default where installed
     # Nothing lost, nothing doubled in the store either: the interrupted turn was resumed.
     store = await open_store(config.database.url or "")
     try:
