@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from aiohttp import BodyPartReader, web
 
 from sandbox.discord_gateway import DiscordGateway
+from sandbox.discord_ratelimit import RateLimiter, too_many_requests
 from sandbox.discord_world import APP_OWNER_ID, JSON, DiscordWorld
 
 MAX_MESSAGE_LENGTH = 2000
@@ -51,44 +50,6 @@ def json_response(payload: object, status: int = 200) -> web.Response:
     response = web.Response(status=status, body=json.dumps(payload).encode())
     response.headers["Content-Type"] = "application/json"
     return response
-
-
-@dataclass
-class _Window:
-    started: float
-    used: int
-
-
-class RateLimiter:
-    """Fixed-window request counting per (route bucket, major parameter), as headers report."""
-
-    def __init__(self, limit: int, window_s: float) -> None:
-        self.limit = limit
-        self.window_s = window_s
-        self.limited_count = 0
-        self._windows: dict[tuple[str, str], _Window] = {}
-
-    def take(self, bucket: str, major: str) -> tuple[dict[str, str], float | None]:
-        """Count one request; returns its rate-limit headers and retry_after when over."""
-        now = time.time()
-        window = self._windows.get((bucket, major))
-        if window is None or now >= window.started + self.window_s:
-            window = self._windows[(bucket, major)] = _Window(started=now, used=0)
-        reset_at = window.started + self.window_s
-        retry_after = None
-        if window.used >= self.limit:
-            retry_after = round(reset_at - now, 3)
-            self.limited_count += 1
-        else:
-            window.used += 1
-        headers = {
-            "X-RateLimit-Limit": str(self.limit),
-            "X-RateLimit-Remaining": str(self.limit - window.used),
-            "X-RateLimit-Reset": f"{reset_at:.3f}",
-            "X-RateLimit-Reset-After": f"{reset_at - now:.3f}",
-            "X-RateLimit-Bucket": bucket,
-        }
-        return headers, retry_after
 
 
 class DiscordRestApi:
@@ -150,7 +111,7 @@ class DiscordRestApi:
         if not request.path.endswith("/gateway") and not self._authorized(request):
             response = json_response({"message": "401: Unauthorized", "code": 0}, 401)
         elif retry_after is not None:
-            response = _too_many_requests(retry_after)
+            response = too_many_requests(retry_after)
         else:
             try:
                 response = await handler(request)
@@ -417,13 +378,3 @@ async def _json_body(request: web.Request) -> JSON:
 def _invalid_form(field_name: str, code: str, message: str) -> DiscordApiError:
     errors = {field_name: {"_errors": [{"code": code, "message": message}]}}
     return DiscordApiError(400, ERROR_INVALID_FORM_BODY, "Invalid Form Body", errors)
-
-
-def _too_many_requests(retry_after: float) -> web.Response:
-    body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
-    response = json_response(body, 429)
-    response.headers["Retry-After"] = str(max(1, round(retry_after)))
-    response.headers["X-RateLimit-Scope"] = "user"
-    # discord.py treats a 429 without Via as a Cloudflare ban; Discord's own 429s carry it.
-    response.headers["Via"] = "1.1 google"
-    return response

@@ -13,7 +13,6 @@ Call its methods from the event loop's thread; it is not thread-safe.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -399,14 +398,3 @@ class TelegramEmulator:
                 return batch
             await self._updates_changed.wait(deadline - now)
         return []
-
-
-async def _main() -> None:  # pragma: no cover - manual use: python -m sandbox.telegram_api
-    emulator = TelegramEmulator()
-    await emulator.start(port=8081)
-    print(f"Telegram Bot API emulator at {emulator.base_url} (token {emulator.token})")
-    await asyncio.Event().wait()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    asyncio.run(_main())

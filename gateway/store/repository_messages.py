@@ -50,12 +50,6 @@ class MessageQueries(RepositoryBase):
         if not messages:
             return []
         now = utcnow()
-        if len(messages) == 1:
-            return [
-                await self._append_one(
-                    session_id, messages[0], token_counts[0], kind, now, platform_message_id
-                )
-            ]
         rows = [
             message_row_values(
                 session_id,
@@ -68,6 +62,8 @@ class MessageQueries(RepositoryBase):
             )
             for message, tokens in zip(messages, token_counts, strict=True)
         ]
+        if len(rows) == 1:
+            return [await self._append_one(session_id, rows[0], now)]
 
         def insert_at_end(connection: Connection) -> list[int]:
             first_pos = _next_ctx_pos(connection, session_id)
@@ -77,27 +73,10 @@ class MessageQueries(RepositoryBase):
 
         return await self._write(insert_at_end)
 
-    async def _append_one(
-        self,
-        session_id: int,
-        message: Message,
-        tokens: int,
-        kind: str,
-        now: datetime,
-        platform_message_id: str | None,
-    ) -> int:
+    async def _append_one(self, session_id: int, row: dict[str, Any], now: datetime) -> int:
         """The common case (one message a time, every turn): one INSERT ... RETURNING whose
         context position is computed in the same statement, plus the session's timestamp."""
-        values = message_row_values(
-            session_id,
-            message,
-            tokens,
-            kind=kind,
-            ctx_pos=0,
-            created_at=now,
-            platform_message_id=platform_message_id,
-        )
-        del values["ctx_pos"]
+        values = {key: value for key, value in row.items() if key != "ctx_pos"}
         values["ctx_session_id"] = session_id
 
         def insert_at_end(connection: Connection) -> int:

@@ -19,10 +19,10 @@ from bench.gateway_load import (
     MODEL_KEY_ENV,
     PROJECT_ROOT,
     TELEGRAM_TOKEN_ENV,
-    check_replies,
     report,
     run_load,
 )
+from bench.load_checks import check_replies
 from bench.load_driver import EXIT_PARENT_GONE, READY, BotMessage, message_text
 
 CHATS = 3
