@@ -48,7 +48,7 @@ case "${1:-}" in
     shift
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
-    "$VENV/bin/mypy" agent gateway
+    "$VENV/bin/mypy" agent gateway plugins sandbox bench
     exec "$VENV/bin/python" -m pytest -q "$@"
     ;;
   *)
