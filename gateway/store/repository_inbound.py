@@ -83,22 +83,8 @@ class InboundQueries(RepositoryBase):
 
         Raises ValueError for an unknown status and NotFoundError for an unrecorded message.
         """
-        if status not in INBOUND_STATUSES:
-            raise ValueError(f"unknown inbound status {status!r}; expected {INBOUND_STATUSES}")
-        values: dict[str, Any] = {
-            "platform_": platform,
-            "platform_message_id_": platform_message_id,
-            "status": status,
-            "updated_at": utcnow(),
-        }
-        if reply_platform_ids is not None:
-            values["reply_platform_ids"] = list(reply_platform_ids)
-
-        def update_status(connection: Connection) -> None:
-            if rowcount(connection.execute(_UPDATE_INBOUND, values)) == 0:
-                raise NotFoundError(f"inbound {platform}:{platform_message_id} was never recorded")
-
-        await self._write(update_status)
+        replies = None if reply_platform_ids is None else {platform_message_id: reply_platform_ids}
+        await self.close_inbound(platform, [platform_message_id], status, replies=replies)
 
     async def close_inbound(
         self,

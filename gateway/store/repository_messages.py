@@ -196,12 +196,9 @@ def insert_in_context(
 
 
 def _next_ctx_pos(connection: Connection, session_id: int) -> int:
-    last = connection.scalar(
-        select(func.max(MessageRow.ctx_pos)).where(
-            MessageRow.session_id == session_id, MessageRow.in_context == true()
-        )
+    return int(
+        connection.execute(select(_NEXT_CTX_POS), {"ctx_session_id": session_id}).scalar_one()
     )
-    return 0 if last is None else last + 1
 
 
 def message_record(row: Row[Any]) -> MessageRecord:

@@ -45,13 +45,12 @@ class SessionQueries(RepositoryBase):
         engine: str = DEFAULT_ENGINE,
     ) -> SessionRecord:
         """The active session for ``key``, created if the key has none yet."""
-        async with self._reading() as session:
-            row = await session.scalar(_active_session(key))
-            if row is not None:
-                return session_record(row)
+        found = await self._find_active(key)
+        if found is not None:
+            return found
 
         def find_or_insert(connection: Connection) -> SessionRecord:
-            found = connection.execute(_active_session_row(key)).first()
+            found = connection.execute(_active_session(key)).first()
             if found is None:
                 found = _insert_active_session(connection, key, platform, chat_id, user_id, engine)
             return session_record(found)
@@ -60,11 +59,15 @@ class SessionQueries(RepositoryBase):
             return await self._write(find_or_insert)
         except IntegrityError:
             # Another process created it between our read and our insert: use theirs.
-            async with self._reading() as session:
-                row = await session.scalar(_active_session(key))
-                if row is None:
-                    raise
-                return session_record(row)
+            theirs = await self._find_active(key)
+            if theirs is None:
+                raise
+            return theirs
+
+    async def _find_active(self, key: str) -> SessionRecord | None:
+        async with self._reading() as session:
+            row = (await session.execute(_active_session(key))).first()
+        return session_record(row) if row is not None else None
 
     async def start_new_session(
         self,
@@ -131,11 +134,7 @@ class SessionQueries(RepositoryBase):
         await self._write(lambda connection: touch_session(connection, session_id, **fields))
 
 
-def _active_session(key: str) -> Select[SessionRow]:
-    return select(SessionRow).where(SessionRow.key == key, SessionRow.active == true())
-
-
-def _active_session_row(key: str) -> Select[Any]:
+def _active_session(key: str) -> Select[Any]:
     return select(sessions_table).where(SessionRow.key == key, SessionRow.active == true())
 
 

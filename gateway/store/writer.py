@@ -55,7 +55,7 @@ class _Queued(Generic[T]):
 
 @dataclass
 class WriterStats:
-    """What the writer has done so far (for benchmarks and ``doctor``)."""
+    """What the writer has done so far: how well writes were grouped (the load bench reports it)."""
 
     jobs: int = 0
     batches: int = 0
