@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,6 +56,7 @@ from gateway.config import Config, parse_config
 from gateway.event_loop import running_loop_name
 from gateway.run import Gateway
 from gateway.store.db import default_database_url
+from gateway.store.writer import WriterStats
 
 T = TypeVar("T")
 
@@ -98,6 +99,8 @@ class LoadResult:
     driver_peak_rss_mib: float = 0.0
     event_loop: str = ""
     gateway_cpu_seconds: float = 0.0
+    writer: WriterStats = field(default_factory=WriterStats)
+    """The store writer's group commits, counted over the whole run."""
     """CPU time of the gateway process (all its threads) while the messages were handled."""
     problems: list[str] = field(default_factory=list)
 
@@ -256,6 +259,7 @@ async def _measure(driver: LoadDriver, result: LoadResult) -> None:
             finally:
                 await gateway.stop(grace_seconds=STOP_GRACE_SECONDS)
             result.overhead_ms = list(gateway.overhead_ms)
+            result.writer = replace(app.store.writer.stats)
             result.latencies_ms = sending.latencies_ms
             result.sending_seconds = sending.sending_seconds
             result.answered = len(sending.latencies_ms)
@@ -329,6 +333,8 @@ def report(result: LoadResult) -> str:
         f"({len(result.overhead_ms)} turns)",
         f"  gateway CPU:           {cpu_ms:.2f} ms per message "
         f"({busy:.0f}% of one core while sending)",
+        f"  store writes:          {result.writer.jobs} in {result.writer.batches} commits "
+        f"(largest {result.writer.largest_batch}, replayed {result.writer.replayed_batches})",
         f"  peak RSS:              {peak_rss_mib():.1f} MiB (gateway process)",
         f"  driver peak RSS:       {result.driver_peak_rss_mib:.1f} MiB "
         "(emulators and simulated users, second process)",
