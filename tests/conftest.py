@@ -1,14 +1,30 @@
-"""Fixtures shared by every test package: one throwaway PostgreSQL server for the whole run."""
+"""Fixtures shared by every test package: an offline environment, one PostgreSQL server."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
 from gateway.store import Repository, Store, open_store
 from tests.store.pg import PostgresServer, postgres_server
+
+
+@pytest.fixture
+def offline_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No model keys or endpoints from the developer's shell, no proxy for local servers, and
+    ``$HERMES_HOME`` in the test's directory; returns that home."""
+    for name in list(os.environ):
+        if name.startswith(("ANTHROPIC_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    home = tmp_path / "home"
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    return home
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -32,13 +31,7 @@ DRIVER_WAIT_SECONDS = 30.0
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+def _isolated_env(offline_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # run_load puts the secrets into the environment; these make sure they leave with the test.
     monkeypatch.setenv(TELEGRAM_TOKEN_ENV, "")
     monkeypatch.setenv(MODEL_KEY_ENV, "")

@@ -7,7 +7,6 @@ python-telegram-bot and discord.py clients); only the network edges are the sand
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -34,13 +33,7 @@ GatewayFactory = Callable[..., AbstractAsyncContextManager[Gateway]]
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+def _isolated_env(offline_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(MODEL_KEY_ENV, "test-key")
 
 

@@ -1,8 +1,9 @@
-"""Fixtures shared by the emulator tests: local traffic only, a real PTB Bot on the emulator."""
+"""Fixtures shared by the emulator tests: offline, a real PTB Bot on the emulator."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from telegram import Bot
@@ -11,9 +12,7 @@ from sandbox.telegram_api import TelegramEmulator
 
 
 @pytest.fixture(autouse=True)
-def _local_network_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+def _local_network_only(offline_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTB_TIMEDELTA", "true")  # RetryAfter.retry_after as a timedelta
 
 

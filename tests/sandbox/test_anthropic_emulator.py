@@ -7,7 +7,6 @@ driven through `anthropic.AsyncAnthropic` (or plain HTTP where the SDK cannot ex
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -38,14 +37,6 @@ TOOLS: list[dict[str, Any]] = [
         "input_schema": {"type": "object", "properties": {"word": {"type": "string"}}},
     },
 ]
-
-
-@pytest.fixture(autouse=True)
-def _offline_sdk_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [*os.environ]:
-        if name.startswith(("ANTHROPIC_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
 
 @pytest.fixture

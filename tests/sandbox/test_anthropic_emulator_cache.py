@@ -7,7 +7,6 @@ switch; and always ``input + cache_read + cache_creation == the prompt's full si
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,14 +22,6 @@ EPHEMERAL = {"type": "ephemeral"}
 ONE_HOUR = {"type": "ephemeral", "ttl": "1h"}
 # About 1,500 tokens: above Sonnet's 1,024 minimum, below Haiku 4.5's 4,096.
 LONG_SYSTEM_TEXT = "You are the house assistant. Keep answers short and friendly. " * 95
-
-
-@pytest.fixture(autouse=True)
-def _offline_sdk_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [*os.environ]:
-        if name.startswith(("ANTHROPIC_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
 
 @pytest.fixture

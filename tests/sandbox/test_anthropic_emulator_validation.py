@@ -8,7 +8,6 @@ mapping turns each refusal into `anthropic.BadRequestError`.
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,14 +21,6 @@ MODEL = "claude-sonnet-4-5"
 LOOKUP_TOOL = {"name": "lookup", "input_schema": {"type": "object", "properties": {}}}
 EPHEMERAL = {"type": "ephemeral"}
 ONE_HOUR = {"type": "ephemeral", "ttl": "1h"}
-
-
-@pytest.fixture(autouse=True)
-def _offline_sdk_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [*os.environ]:
-        if name.startswith(("ANTHROPIC_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
 
 @pytest.fixture
