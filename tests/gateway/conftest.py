@@ -26,6 +26,7 @@ from sandbox.telegram_api import TelegramEmulator
 MODEL_KEY_ENV = "HERMES_TEST_MODEL_KEY"
 TELEGRAM_TOKEN_ENV = "HERMES_TEST_TELEGRAM_TOKEN"
 DISCORD_TOKEN_ENV = "HERMES_TEST_DISCORD_TOKEN"
+WEBHOOK_RETRY_SECONDS = 0.1
 ALICE = 42
 """The Telegram user (and private chat) on the allowlist."""
 
@@ -50,8 +51,10 @@ async def anthropic() -> AsyncIterator[AnthropicEmulator]:
 
 @pytest.fixture
 async def telegram(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[TelegramEmulator]:
-    """A local Telegram Bot API server; its token is in the environment for the gateway."""
-    emulator = TelegramEmulator()
+    """A local Telegram Bot API server; its token is in the environment for the gateway.
+
+    A refused webhook POST is retried after a tenth of a second (Telegram waits longer)."""
+    emulator = TelegramEmulator(webhook_retry_seconds=WEBHOOK_RETRY_SECONDS)
     await emulator.start()
     monkeypatch.setenv(TELEGRAM_TOKEN_ENV, emulator.token)
     try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -23,12 +22,11 @@ from gateway.platforms.telegram_webhook import SECRET_HEADER, public_webhook_url
 from gateway.run import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import ALICE, TELEGRAM_TOKEN_ENV, GatewayFactory, settled_inbound
+from tests.gateway.conftest import ALICE, GatewayFactory, settled_inbound
 
 SECRET_ENV = "HERMES_TEST_TELEGRAM_WEBHOOK_SECRET"
 KNOWN_SECRET = "webhook-secret_for-tests"
 WAIT = 10.0
-RETRY_SECONDS = 0.1
 """The emulator's pause before it POSTs a refused update again (Telegram's is longer)."""
 WEBHOOK_SETTINGS: dict[str, Any] = {
     "mode": "webhook",
@@ -52,18 +50,6 @@ FORGED_UPDATE: dict[str, Any] = {
 @pytest.fixture(autouse=True)
 def _no_secret_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(SECRET_ENV, raising=False)
-
-
-@pytest.fixture
-async def telegram(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[TelegramEmulator]:
-    """The conftest emulator, retrying refused webhook POSTs quickly."""
-    emulator = TelegramEmulator(webhook_retry_seconds=RETRY_SECONDS)
-    await emulator.start()
-    monkeypatch.setenv(TELEGRAM_TOKEN_ENV, emulator.token)
-    try:
-        yield emulator
-    finally:
-        await emulator.stop()
 
 
 async def post_status(url: str, body: bytes, secret: str | None) -> int:
