@@ -373,6 +373,7 @@ def create_compressor(ctx: EngineContext) -> ContextCompressor:
         ctx.call_llm,
         enabled=ctx.enabled,
         summary_context_length=ctx.summary_context_length,
+        clock=ctx.clock,
         **_failure_settings(ctx.engine_config),
     )
 

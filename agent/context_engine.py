@@ -8,6 +8,7 @@ Python entry points in the ``hermes.context_engines`` group, or :func:`register_
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,9 @@ class EngineContext:
     """Context window of the auxiliary summary model, when it differs from the main one."""
     services: dict[str, Any] = field(default_factory=dict)
     """Optional host services (e.g. ``"store"``) an engine may use through their public API."""
+    clock: Callable[[], float] = time.time
+    """The session's time in epoch seconds (its message times, see :mod:`agent.session_clock`):
+    what time-based engine decisions such as a cooldown must read instead of the wall clock."""
 
 
 class ContextEngine(ABC):

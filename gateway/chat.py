@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from typing import TextIO
 
 from gateway.app import App
@@ -67,5 +68,6 @@ async def run_chat(
                 flush=True,
             )
             continue
-        reply = await app.sessions.run_turn(address, text)
+        # The terminal is its own platform: its message time is when the line was read.
+        reply = await app.sessions.run_turn(address, text, sent_at=time.time())
         _print_reply(reply, out)

@@ -14,6 +14,9 @@ class InboundMessage:
     redelivered message. ``session_key`` says which conversation it belongs to (chat, topic,
     thread, or user within a group). ``may_continue`` marks a piece of a long text the platform's
     client split, so the worker waits briefly for the rest before starting a turn.
+    ``sent_at`` is the platform's time of the message (epoch seconds: Telegram ``date``,
+    Discord ``created_at``); the context policy decides on these times, never the wall clock,
+    so a replayed transcript decides as the live run did. None when the platform gave none.
     """
 
     platform: str
@@ -27,6 +30,7 @@ class InboundMessage:
     chat_type: str = "private"
     mentioned: bool = False
     may_continue: bool = False
+    sent_at: float | None = None
 
     @property
     def is_group(self) -> bool:

@@ -83,6 +83,12 @@ def merge_texts(batch: list[InboundMessage]) -> str:
     return text
 
 
+def batch_sent_at(batch: list[InboundMessage]) -> float | None:
+    """The platform time of a merged turn: its newest message's (None when none has one)."""
+    times = [message.sent_at for message in batch if message.sent_at is not None]
+    return max(times) if times else None
+
+
 def _address(message: InboundMessage) -> SessionAddress:
     return SessionAddress(message.session_key, message.platform, message.chat_id, message.user_id)
 
@@ -267,7 +273,10 @@ class Gateway:
         try:
             async with adapter.typing(DeliveryTarget.of(batch[-1])):
                 reply = await self.app.sessions.run_turn(
-                    address, merge_texts(batch), platform_message_id=batch[-1].platform_message_id
+                    address,
+                    merge_texts(batch),
+                    platform_message_id=batch[-1].platform_message_id,
+                    sent_at=batch_sent_at(batch),
                 )
         except asyncio.CancelledError:
             if key in self._stopping_keys:

@@ -14,6 +14,7 @@ from typing import Any
 from agent.context_engine import ContextEngine, EngineContext
 from agent.engine_loader import load_context_engine
 from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
+from agent.session_clock import SENT_AT_KEY, SessionClock
 from agent.tools import build_registry
 from agent.types import CompactionResult, Message
 from gateway.hygiene import needs_hygiene
@@ -46,8 +47,10 @@ class TurnReply:
     hygiene: CompactionResult | None = None
 
 
-def build_engine(services: AgentServices, name: str) -> ContextEngine:
-    """The configured context engine for one session."""
+def build_engine(
+    services: AgentServices, name: str, clock: SessionClock | None = None
+) -> ContextEngine:
+    """The configured context engine for one session, deciding on ``clock``'s time."""
     config = services.config
     route = services.auxiliary.route("compression")
     ctx = EngineContext(
@@ -60,6 +63,7 @@ def build_engine(services: AgentServices, name: str) -> ContextEngine:
         engine_config=config.context.engine_section(name),
         summary_context_length=route.context_length,
         services={"repo": services.repo},
+        clock=(clock or SessionClock()).now,
     )
     return load_context_engine(
         name, ctx, project_root=services.project_root, hermes_home=services.home
@@ -75,11 +79,14 @@ class SessionRuntime:
         record: SessionRecord,
         context: list[Message],
         engine: ContextEngine,
+        clock: SessionClock | None = None,
     ) -> None:
         self.services = services
         self.record = record
         self.context = context
         self.engine = engine
+        self.clock = clock or SessionClock.from_messages(context)
+        """The session's time, from its messages' platform times (never the wall clock)."""
         self._saved_engine_state: dict[str, Any] = dict(record.engine_state or {})
         config = services.config
         recorder = StoreRecorder(
@@ -125,11 +132,12 @@ class SessionRuntime:
         )
         if record.engine != engine_name:
             await repo.update_session(record.id, engine=engine_name)
-        engine = build_engine(services, engine_name)
+        context = await repo.load_context(record.id)
+        clock = SessionClock.from_messages(context)
+        engine = build_engine(services, engine_name, clock)
         await engine.on_session_start(record.id, dict(record.engine_state or {}))
         engine.last_prompt_tokens = record.last_prompt_tokens
-        context = await repo.load_context(record.id)
-        runtime = cls(services, record, context, engine)
+        runtime = cls(services, record, context, engine, clock)
         await runtime._ensure_consistent()
         return runtime
 
@@ -144,13 +152,21 @@ class SessionRuntime:
             await recorder.record_messages(stubs)
             self.context.extend(stubs)
 
-    async def run_turn(self, text: str, *, platform_message_id: str | None = None) -> TurnReply:
+    async def run_turn(
+        self,
+        text: str,
+        *,
+        platform_message_id: str | None = None,
+        sent_at: float | None = None,
+    ) -> TurnReply:
         """Store the user's message, run hygiene, then one agent turn.
 
         The message is stored first, so nothing received is ever lost, and hygiene compacts
         with it in view (the previous turn is complete, so all of it may be summarised). With
         the ``platform_message_id`` of a message an interrupted turn already stored (a crash
         mid-turn), the turn resumes from the stored context instead of storing it twice.
+        ``sent_at`` is the platform's time of the message (epoch seconds), stored with it and
+        the session's clock from then on.
         """
         token = current_session_id.set(self.session_id)
         try:
@@ -166,7 +182,10 @@ class SessionRuntime:
                 message: Message = {"role": "user", "content": text}
                 if platform_message_id is not None:
                     message["_platform_message_id"] = platform_message_id
+                if sent_at is not None:
+                    message[SENT_AT_KEY] = sent_at
                 await self.loop.add_user_message(self.context, message)
+            self.clock.observe(sent_at)
             started = time.perf_counter()
             hygiene = await self.maybe_hygiene()
             if hygiene is not None:

@@ -58,11 +58,18 @@ class SessionManager:
         return runtime
 
     async def run_turn(
-        self, address: SessionAddress, text: str, *, platform_message_id: str | None = None
+        self,
+        address: SessionAddress,
+        text: str,
+        *,
+        platform_message_id: str | None = None,
+        sent_at: float | None = None,
     ) -> TurnReply:
-        """One user message through hygiene and the agent loop."""
+        """One user message through hygiene and the agent loop (``sent_at``: platform time)."""
         runtime = await self.get(address)
-        return await runtime.run_turn(text, platform_message_id=platform_message_id)
+        return await runtime.run_turn(
+            text, platform_message_id=platform_message_id, sent_at=sent_at
+        )
 
     async def run_command(self, address: SessionAddress, command: Command) -> str:
         """Execute a command (``/stop`` is the caller's: it knows what is running)."""

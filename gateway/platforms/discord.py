@@ -292,6 +292,7 @@ class DiscordAdapter(PlatformAdapter):
             username=message.author.name,
             chat_type="group" if in_guild else "private",
             mentioned=mentioned,
+            sent_at=message.created_at.timestamp(),
         )
 
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:

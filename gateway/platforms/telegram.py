@@ -295,6 +295,7 @@ class TelegramAdapter(PlatformAdapter):
             chat_type=chat.type,
             mentioned=mentioned,
             may_continue=utf16_len(message.text) >= CLIENT_SPLIT_THRESHOLD,
+            sent_at=message.date.timestamp(),
         )
 
     def _is_addressed(self, message: Message) -> bool:

@@ -79,9 +79,12 @@ class MessageRecord:
     kind: str
     created_at: datetime
     platform_message_id: str | None
+    sent_at: float | None
+    """The platform's time of the message (epoch seconds); None when it came without one."""
 
     def as_message(self) -> Message:
-        """The chat-completions dict, with ``"_id"`` and ``"_tokens"`` for bookkeeping.
+        """The chat-completions dict, with ``"_id"``, ``"_tokens"`` (and ``"_sent_at"`` when
+        known) for bookkeeping.
 
         Keys the message was stored with beyond role/content/tool_calls/tool_call_id come back
         from ``extra``; a summary, derived or notice message also carries ``"_kind"``.
@@ -99,6 +102,8 @@ class MessageRecord:
             message["_kind"] = self.kind
         if self.platform_message_id is not None:
             message["_platform_message_id"] = self.platform_message_id
+        if self.sent_at is not None:
+            message["_sent_at"] = self.sent_at
         return message
 
 

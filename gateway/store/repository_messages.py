@@ -141,7 +141,8 @@ def message_row_values(
 ) -> dict[str, Any]:
     """The column values of an in-context row for ``message``.
 
-    Keys starting with ``_`` are bookkeeping and are not stored; other unknown keys (``name``,
+    Keys starting with ``_`` are bookkeeping and are not stored, except ``"_sent_at"`` (the
+    platform's time of the message), which has a column; other unknown keys (``name``,
     ``reasoning``...) are kept in ``extra``.
     """
     extra = {
@@ -162,6 +163,7 @@ def message_row_values(
         "kind": kind,
         "created_at": created_at,
         "platform_message_id": platform_message_id,
+        "sent_at": message.get("_sent_at"),
     }
 
 

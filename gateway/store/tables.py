@@ -145,6 +145,8 @@ class MessageRow(Base):
     kind: Mapped[str] = mapped_column(String, default="message")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     platform_message_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    sent_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The platform's time of the message (epoch seconds), when it came with one."""
 
 
 class ApiUsageRow(Base):

@@ -114,6 +114,23 @@ async def test_platform_message_id_is_recorded_at_append_and_later(repo: Reposit
     assert records[reply_id].platform_message_id == "tg-101"
 
 
+async def test_platform_time_is_stored_and_comes_back_with_the_context(repo: Repository) -> None:
+    session_id = await new_session_id(repo)
+    sent_at = 1_764_000_000.5
+
+    (user_id,) = await repo.append_messages(
+        session_id, [{"role": "user", "content": "hi", "_sent_at": sent_at}], [1]
+    )
+    await repo.append_messages(session_id, [{"role": "assistant", "content": "yo"}], [1])
+
+    records = await repo.all_messages(session_id)
+    assert [(r.id == user_id, r.sent_at) for r in records] == [(True, sent_at), (False, None)]
+    user, reply = await repo.load_context(session_id)
+    assert user["_sent_at"] == sent_at
+    assert "_sent_at" not in reply
+    assert records[0].extra is None
+
+
 async def test_ten_thousand_messages_append_in_one_call(repo: Repository) -> None:
     session_id = await new_session_id(repo)
     messages = [{"role": "user", "content": f"message {i} ✓"} for i in range(10_000)]
