@@ -173,6 +173,25 @@ def lookup_model(name: str, *, context_length_override: int | None = None) -> Mo
     return info
 
 
+def models_of(provider: str, vendor: str | None = None) -> list[tuple[str, ModelInfo]]:
+    """Every model the table knows on ``provider``: (the provider's name for it, its entry).
+
+    ``anthropic`` offers the native Claude ids; ``openrouter`` its own ids, only those of
+    ``vendor`` (the prefix before the slash) when given. Other providers: none known.
+    """
+    if provider == "anthropic":
+        return list(_CLAUDE_MODELS.items())
+    if provider != "openrouter":
+        return []
+    routed = [
+        (alias, _CLAUDE_MODELS[model_id]) for alias, model_id in _OPENROUTER_CLAUDE_ALIASES.items()
+    ]
+    routed += [(name, info) for name, info in _OTHER_MODELS.items() if "/" in name]
+    if vendor is None:
+        return routed
+    return [(name, info) for name, info in routed if name.split("/", 1)[0] == vendor]
+
+
 def cost_usd(info: ModelInfo, usage: Usage, cache_ttl: str = "5m") -> float:
     """The list-price cost of one call: uncached input, cache writes and reads, output.
 

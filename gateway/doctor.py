@@ -45,6 +45,9 @@ async def run_doctor(config: Config) -> int:
         config.prompt_caching.cache_ttl,
     )
     checks.append((OK, caching_status_line(policy)))
+    from gateway.services import summary_model_choice
+
+    checks.append((OK, summary_model_choice(config).status_line))
     try:
         count_text_tokens("offline tokenizer check")
         checks.append((OK, "tokenizer loads offline"))

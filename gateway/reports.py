@@ -39,6 +39,7 @@ def status_text(
     engine_status: dict[str, object],
     compactions: int,
     caching_line: str,
+    summary_line: str = "",
 ) -> str:
     """The ``/status`` report of one session."""
     if prompt_tokens:
@@ -56,5 +57,6 @@ def status_text(
             f"Compactions: {compactions}",
             f"Engine: {engine}",
             caching_line,
+            *([summary_line] if summary_line else []),
         ]
     )

@@ -144,6 +144,7 @@ class Gateway:
             self.started.append(adapter.name)
             log.info("%s: connected as %s", adapter.name, identity)
         log.info("%s", self.app.services.caching_line)
+        log.info("%s", self.app.services.summary_line)
         try:
             for name, allowlist in self.allowlists.items():
                 # A refused user is told once, not once per restart.

@@ -16,6 +16,7 @@ from agent.model_table import ModelInfo, lookup_model
 from agent.prompt_caching import CachePolicy, caching_policy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
+from agent.summary_model import SummaryModelChoice, choose_summary_model
 from agent.types import Usage
 from gateway.config import Config, hermes_home, require_secret
 from gateway.store.repository import Repository
@@ -51,6 +52,11 @@ class AgentServices:
     def caching_line(self) -> str:
         return caching_status_line(self.cache_policy)
 
+    @property
+    def summary_line(self) -> str:
+        """Which model writes summaries and why, for ``/status`` and the start-up log."""
+        return summary_model_choice(self.config).status_line
+
     async def aclose(self) -> None:
         await self.auxiliary.aclose()
         await self.provider.aclose()
@@ -85,7 +91,7 @@ def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryCli
         )
 
     aux = config.auxiliary.compression
-    model_name = aux.model or config.model.name
+    model_name = summary_model_choice(config).name
     if aux.provider == "auto" and aux.base_url is None:
         provider = main
     else:
@@ -105,6 +111,19 @@ def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryCli
         default=AuxiliaryRoute(main, config.model.name),
         routes={"compression": route},
         on_usage=on_usage,
+    )
+
+
+def summary_model_choice(config: Config) -> SummaryModelChoice:
+    """The model that writes summaries: ``auxiliary.compression.model``, else auto-detected
+    on the provider the summaries go to."""
+    aux = config.auxiliary.compression
+    provider = config.model.provider if aux.provider == "auto" else aux.provider
+    return choose_summary_model(
+        aux.model,
+        config.model.name,
+        provider,
+        main_context_length=config.model.context_length,
     )
 
 

@@ -112,6 +112,7 @@ class SessionManager:
             engine_status=runtime.engine.get_status(),
             compactions=len(await repo.list_compactions(runtime.session_id)),
             caching_line=self.services.caching_line,
+            summary_line=self.services.summary_line,
         )
 
     async def close(self) -> None:

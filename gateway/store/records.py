@@ -147,11 +147,30 @@ class UsageTotals:
         """Everything sent as prompt: uncached input, cache reads and cache writes."""
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
+    def __add__(self, other: UsageTotals) -> UsageTotals:
+        return UsageTotals(
+            calls=self.calls + other.calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
     @property
     def cache_hit_rate(self) -> float:
         """The share of prompt tokens served from the prompt cache (0 when nothing was sent)."""
         prompt = self.prompt_tokens
         return self.cache_read_tokens / prompt if prompt else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class UsageGroup:
+    """A session's usage of one purpose (``chat``, ``compression``) and model."""
+
+    purpose: str
+    model: str
+    totals: UsageTotals
 
 
 @dataclass(frozen=True, slots=True)

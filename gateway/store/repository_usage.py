@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection, func, insert, select
 
 from agent.types import Usage
-from gateway.store.records import UsageTotals
+from gateway.store.records import UsageGroup, UsageTotals
 from gateway.store.repository_base import RepositoryBase, touch_session
 from gateway.store.tables import ApiUsageRow, utcnow
 
@@ -57,23 +57,49 @@ class UsageQueries(RepositoryBase):
 
     async def usage_totals(self, session_id: int) -> UsageTotals:
         """Calls, tokens and cost summed over every API call of the session."""
-        query = select(
-            func.count(ApiUsageRow.id),
-            func.coalesce(func.sum(ApiUsageRow.input_tokens), 0),
-            func.coalesce(func.sum(ApiUsageRow.output_tokens), 0),
-            func.coalesce(func.sum(ApiUsageRow.cache_read_tokens), 0),
-            func.coalesce(func.sum(ApiUsageRow.cache_write_tokens), 0),
-            func.coalesce(func.sum(ApiUsageRow.cost_usd), 0.0),
-        ).where(ApiUsageRow.session_id == session_id)
-        async with self._reading() as session:
-            calls, input_tokens, output_tokens, cache_read, cache_write, cost = (
-                await session.execute(query)
-            ).one()
-        return UsageTotals(
-            calls=int(calls),
-            input_tokens=int(input_tokens),
-            output_tokens=int(output_tokens),
-            cache_read_tokens=int(cache_read),
-            cache_write_tokens=int(cache_write),
-            cost_usd=float(cost),
+        total = UsageTotals()
+        for group in await self.usage_breakdown(session_id):
+            total = total + group.totals
+        return total
+
+    async def usage_breakdown(self, session_id: int) -> list[UsageGroup]:
+        """The session's usage summed per (purpose, model), in a stable order."""
+        query = (
+            select(
+                ApiUsageRow.purpose,
+                ApiUsageRow.model,
+                func.count(ApiUsageRow.id),
+                func.coalesce(func.sum(ApiUsageRow.input_tokens), 0),
+                func.coalesce(func.sum(ApiUsageRow.output_tokens), 0),
+                func.coalesce(func.sum(ApiUsageRow.cache_read_tokens), 0),
+                func.coalesce(func.sum(ApiUsageRow.cache_write_tokens), 0),
+                func.coalesce(func.sum(ApiUsageRow.cost_usd), 0.0),
+            )
+            .where(ApiUsageRow.session_id == session_id)
+            .group_by(ApiUsageRow.purpose, ApiUsageRow.model)
+            .order_by(ApiUsageRow.purpose, ApiUsageRow.model)
         )
+        async with self._reading() as session:
+            rows = (await session.execute(query)).all()
+        return [_usage_group(*row) for row in rows]
+
+
+def _usage_group(
+    purpose: str,
+    model: str,
+    calls: int,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read: int,
+    cache_write: int,
+    cost: float,
+) -> UsageGroup:
+    totals = UsageTotals(
+        calls=int(calls),
+        input_tokens=int(input_tokens),
+        output_tokens=int(output_tokens),
+        cache_read_tokens=int(cache_read),
+        cache_write_tokens=int(cache_write),
+        cost_usd=float(cost),
+    )
+    return UsageGroup(purpose=purpose, model=model, totals=totals)

@@ -24,6 +24,7 @@ async def test_doctor_reports_each_check_and_fails_on_a_missing_key(
     assert "[FAIL] telegram bot token: TELEGRAM_BOT_TOKEN is not set" in result.stdout
     assert "[warn] telegram: allowed_users is empty" in result.stdout
     assert "[  ok] tokenizer loads offline" in result.stdout
+    assert "[  ok] Summary model: claude-haiku-4-5 (auto-detected" in result.stdout
     assert "test-key" not in result.stdout + result.stderr
 
 

@@ -31,6 +31,16 @@ async def _stored(tmp_path):
         await store.close()
 
 
+async def _usage_groups(tmp_path):
+    store = await open_store(f"sqlite+aiosqlite:///{tmp_path / 'hermes.db'}")
+    try:
+        repo = Repository(store)
+        [session] = await repo.list_sessions()
+        return await repo.usage_breakdown(session.id)
+    finally:
+        await store.close()
+
+
 async def _chat_in_small_window(tmp_path, script, *, fault=None, **sections):
     """Run ``script`` through ``hermes chat`` against an emulator with a CONTEXT window;
     ``fault`` is injected first. Returns the CLI result and the emulator (stopped)."""
@@ -119,3 +129,34 @@ async def test_summary_model_with_a_small_window_summarises_in_chunks(tmp_path):
     assert [m.content for m in stored if m.role == "user" and m.kind == "message"] == script
     assert compactions and compactions[0].outcome == "chunked"
     assert all(r.prompt_tokens <= 6_000 for r in _summary_requests(emulator))
+
+
+async def test_summaries_go_to_the_cheapest_model_by_default_and_are_billed_at_its_prices(
+    tmp_path,
+):
+    script = [*_turns(90), "/status"]
+    result, emulator = await _chat_in_small_window(tmp_path, script)
+    assert result.code == 0, result.stderr
+    assert "Summary model: claude-haiku-4-5 (auto-detected" in result.stdout
+
+    summaries = _summary_requests(emulator)
+    assert summaries, "the session compacted"
+    assert {r.model for r in summaries} == {"claude-haiku-4-5"}
+    chat_models = {r.model for r in emulator.requests if r not in summaries}
+    assert chat_models == {"claude-sonnet-4-5"}
+
+    groups = {(g.purpose, g.model): g.totals for g in await _usage_groups(tmp_path)}
+    haiku = groups[("compression", "claude-haiku-4-5")]
+    assert haiku.calls == len(summaries)
+    haiku_price = (haiku.input_tokens * 1.0 + haiku.output_tokens * 5.0) / 1e6
+    assert haiku.cost_usd == pytest.approx(haiku_price)
+
+
+async def test_an_explicit_summary_model_overrides_the_auto_detected_one(tmp_path):
+    script = _turns(90)
+    result, emulator = await _chat_in_small_window(
+        tmp_path, script, auxiliary={"compression": {"model": "claude-sonnet-4-5"}}
+    )
+    assert result.code == 0, result.stderr
+    summaries = _summary_requests(emulator)
+    assert summaries and {r.model for r in summaries} == {"claude-sonnet-4-5"}
