@@ -177,6 +177,8 @@ class LoggingSettings(_Section):
 
 class GatewaySettings(_Section):
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
+    delivery_retry_seconds: Annotated[float, Field(ge=0)] = 600.0
+    delivery_backoff_seconds: Annotated[float, Field(gt=0)] = 1.0
 
 
 class Config(_Section):

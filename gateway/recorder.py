@@ -7,6 +7,9 @@ from agent.tokens import message_tokens
 from agent.types import CompactionResult, Message, Usage
 from gateway.store.repository import Repository
 
+ANSWERS_KEY = "_answers"
+"""Bookkeeping key of a user message: the :class:`InboundLink` of the messages it came from."""
+
 
 class StoreRecorder:
     """The loop's :class:`agent.loop.TurnRecorder` for one stored session."""
@@ -26,8 +29,11 @@ class StoreRecorder:
         # a crash is resumed after a restart instead of storing the message twice.
         platform_ids = {m.get("_platform_message_id") for m in messages}
         platform_id = platform_ids.pop() if len(platform_ids) == 1 else None
+        # Every inbound message a user message was merged from points at it, in the same
+        # commit: after a crash they resume as that one turn.
+        answers = next((m[ANSWERS_KEY] for m in messages if m.get(ANSWERS_KEY)), None)
         ids = await self.repo.append_messages(
-            self.session_id, messages, counts, platform_message_id=platform_id
+            self.session_id, messages, counts, platform_message_id=platform_id, answers=answers
         )
         for message, row_id in zip(messages, ids, strict=True):
             message["_id"] = row_id

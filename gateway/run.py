@@ -23,10 +23,13 @@ from gateway.allowlist import Allowlist
 from gateway.app import App, configure_logging, open_app
 from gateway.commands import Command, parse_command
 from gateway.config import Config, ConfigError
+from gateway.delivery import Deliverer, RetryPolicy
 from gateway.event_loop import running_loop_name
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter
-from gateway.session import SessionAddress
+from gateway.resume import resume_steps
+from gateway.session import SessionAddress, TurnSource
+from gateway.store.records import InboundLink
 from gateway.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 
 log = logging.getLogger(__name__)
@@ -122,6 +125,9 @@ class Gateway:
             idle_seconds=idle_seconds,
             hold_seconds=hold_seconds,
         )
+        self.delivery = Deliverer(
+            app.repo, self.adapters, RetryPolicy.from_settings(app.config.gateway)
+        )
         self.overhead_ms: collections.deque[float] = collections.deque(maxlen=OVERHEAD_SAMPLES)
         """Per handled turn: time in the gateway and agent minus time waiting on the model."""
         self._stopping_keys: set[str] = set()
@@ -179,7 +185,7 @@ class Gateway:
         resumed = 0
         for name in self.adapters:
             for record in await self.app.repo.pending_inbound(name):
-                if record.reply_platform_ids:
+                if record.reply_id is None and record.reply_platform_ids:
                     # Answered before the crash, only the final mark was missing: never resend.
                     await self.app.repo.mark_inbound(name, record.platform_message_id, "done")
                     continue
@@ -259,10 +265,32 @@ class Gateway:
                 await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
         finally:
             self._stopping_keys.discard(key)
-        await self._deliver([message], [STOPPED_TEXT if task is not None else NOTHING_RUNNING_TEXT])
+        text = STOPPED_TEXT if task is not None else NOTHING_RUNNING_TEXT
+        await self.delivery.deliver([message], [text])
 
     async def _handle_batch(self, key: str, batch: list[InboundMessage]) -> None:
-        """One worker step: a command, or one agent turn for the merged messages."""
+        """One worker step: what the last run left unfinished first, then the new turn."""
+        if not any((m.platform, m.platform_message_id) in self._resumed_ids for m in batch):
+            await self._handle_new(key, batch)
+            return
+        platform = batch[0].platform
+        records = await self.app.repo.inbound_records(
+            platform, [message.platform_message_id for message in batch]
+        )
+        for step in resume_steps(batch, records):
+            if step.reply_id is not None:
+                reply = await self.app.repo.get_reply(step.reply_id)
+                if reply is not None:
+                    log.info("session %s: sending the rest of reply %s", key, reply.id)
+                    await self.delivery.send(reply)
+            else:
+                await self._handle_new(key, step.messages, step.user_message_id)
+
+    async def _handle_new(
+        self, key: str, batch: list[InboundMessage], stored_message_id: int | None = None
+    ) -> None:
+        """A command, or one agent turn for the merged messages (``stored_message_id``: the
+        user message a crashed run already stored for them)."""
         first = batch[0]
         command = parse_command(first.text)
         if command is not None:
@@ -270,13 +298,14 @@ class Gateway:
             return
         adapter = self.adapters[first.platform]
         address = _address(batch[-1])
+        link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
         started = time.perf_counter()
         try:
             async with adapter.typing(DeliveryTarget.of(batch[-1])):
                 reply = await self.app.sessions.run_turn(
                     address,
                     merge_texts(batch),
-                    platform_message_id=batch[-1].platform_message_id,
+                    source=TurnSource(link, stored_message_id),
                     sent_at=batch_sent_at(batch),
                 )
         except asyncio.CancelledError:
@@ -285,9 +314,11 @@ class Gateway:
             raise
         except Exception as exc:
             log.exception("session %s: turn failed", key)
-            await self._deliver(batch, [FAILED_TEXT.format(error=type(exc).__name__)], "failed")
+            reason = f"turn failed: {type(exc).__name__}"
+            text = FAILED_TEXT.format(error=type(exc).__name__)
+            await self.delivery.deliver(batch, [text], closes_as="failed", failure=reason)
             return
-        await self._deliver(batch, [*reply.notices, reply.text])
+        await self.delivery.deliver(batch, [*reply.notices, reply.text])
         waited = reply.result.wait_seconds if reply.result else 0.0
         self.overhead_ms.append((time.perf_counter() - started - waited) * 1000)
 
@@ -305,32 +336,7 @@ class Gateway:
         except Exception as exc:
             log.exception("session %s: /%s failed", message.session_key, command.name)
             text = FAILED_TEXT.format(error=type(exc).__name__)
-        await self._deliver([message], [text])
-
-    async def _deliver(
-        self, batch: list[InboundMessage], texts: list[str], status: str = "done"
-    ) -> None:
-        """Send the texts (split), storing reply ids as they go, then close the messages."""
-        last = batch[-1]
-        adapter = self.adapters[last.platform]
-        target = DeliveryTarget.of(last)
-        repo = self.app.repo
-        parts = [part for text in texts for part in adapter.split(text)]
-        sent: list[str] = []
-        for index, part in enumerate(parts):
-            sent.append(await adapter.send_part(target, part))
-            if index < len(parts) - 1:
-                # Stored before the message is closed: a crash now must not lead to a resend.
-                await repo.mark_inbound(
-                    last.platform, last.platform_message_id, "processing", reply_platform_ids=sent
-                )
-        # The final part's id is stored in the same commit that closes the batch.
-        await repo.close_inbound(
-            last.platform,
-            [message.platform_message_id for message in batch],
-            status,
-            replies={last.platform_message_id: sent},
-        )
+        await self.delivery.deliver([message], [text])
 
 
 async def run_gateway(config: Config) -> int:

@@ -18,9 +18,9 @@ from agent.session_clock import SENT_AT_KEY, SessionClock
 from agent.tools import build_registry
 from agent.types import CompactionResult, Message
 from gateway.hygiene import needs_hygiene
-from gateway.recorder import StoreRecorder
+from gateway.recorder import ANSWERS_KEY, StoreRecorder
 from gateway.services import AgentServices, current_session_id
-from gateway.store.records import SessionRecord
+from gateway.store.records import InboundLink, SessionRecord
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,18 @@ class SessionAddress:
     user_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TurnSource:
+    """The inbound messages a turn's user text was merged from.
+
+    ``stored_message_id`` is the user message a run interrupted by a crash already stored for
+    them (None for a new turn).
+    """
+
+    link: InboundLink
+    stored_message_id: int | None = None
+
+
 @dataclass(slots=True)
 class TurnReply:
     """What the user gets back from one turn."""
@@ -45,6 +57,14 @@ class TurnReply:
     notices: list[str] = field(default_factory=list)
     result: TurnResult | None = None
     hygiene: CompactionResult | None = None
+
+
+def _user_message(text: str, source: TurnSource | None) -> Message:
+    message: Message = {"role": "user", "content": text}
+    if source is not None and source.link.platform_message_ids:
+        message["_platform_message_id"] = source.link.platform_message_ids[-1]
+        message[ANSWERS_KEY] = source.link
+    return message
 
 
 def build_engine(
@@ -153,35 +173,32 @@ class SessionRuntime:
             self.context.extend(stubs)
 
     async def run_turn(
-        self,
-        text: str,
-        *,
-        platform_message_id: str | None = None,
-        sent_at: float | None = None,
+        self, text: str, *, source: TurnSource | None = None, sent_at: float | None = None
     ) -> TurnReply:
         """Store the user's message, run hygiene, then one agent turn.
 
         The message is stored first, so nothing received is ever lost, and hygiene compacts
         with it in view (the previous turn is complete, so all of it may be summarised). With
-        the ``platform_message_id`` of a message an interrupted turn already stored (a crash
-        mid-turn), the turn resumes from the stored context instead of storing it twice.
+        the ``source`` of a turn a crash interrupted after its message was stored, the turn
+        resumes from the stored context instead of storing the text twice (and a stored
+        answer that was never delivered is returned without calling the model).
         ``sent_at`` is the platform's time of the message (epoch seconds), stored with it and
         the session's clock from then on.
         """
         token = current_session_id.set(self.session_id)
         try:
             reply = TurnReply(text="")
-            if platform_message_id is not None and self._already_stored(platform_message_id):
+            stored_at = self._stored_position(source)
+            if stored_at is not None:
                 last = self.context[-1]
-                if last.get("role") == "assistant" and not last.get("tool_calls"):
+                answered = stored_at < len(self.context) - 1
+                if answered and last.get("role") == "assistant" and not last.get("tool_calls"):
                     # Answered before the crash but never delivered: deliver the stored answer.
                     reply.text = str(last.get("content") or "")
                     return reply
                 log.info("session %s: resuming an interrupted turn", self.session_id)
             else:
-                message: Message = {"role": "user", "content": text}
-                if platform_message_id is not None:
-                    message["_platform_message_id"] = platform_message_id
+                message = _user_message(text, source)
                 if sent_at is not None:
                     message[SENT_AT_KEY] = sent_at
                 await self.loop.add_user_message(self.context, message)
@@ -203,12 +220,29 @@ class SessionRuntime:
         finally:
             current_session_id.reset(token)
 
-    def _already_stored(self, platform_message_id: str) -> bool:
-        """Whether the newest user message in context came from that platform message."""
-        for message in reversed(self.context):
-            if message.get("role") == "user":
-                return message.get("_platform_message_id") == platform_message_id
-        return False
+    def _stored_position(self, source: TurnSource | None) -> int | None:
+        """Where in the context the turn's user message already is (stored before a crash).
+
+        Known by the row the inbound messages point at; for messages recorded before they
+        did, by the platform id on the newest user message.
+        """
+        if source is None:
+            return None
+        if source.stored_message_id is not None:
+            for index in range(len(self.context) - 1, -1, -1):
+                if self.context[index].get("_id") == source.stored_message_id:
+                    return index
+            log.warning(
+                "session %s: stored message %s of a resumed turn is no longer in context",
+                self.session_id,
+                source.stored_message_id,
+            )
+        for index in range(len(self.context) - 1, -1, -1):
+            message = self.context[index]
+            if message.get("role") == "user" and message.get("_kind") is None:
+                stored_id = message.get("_platform_message_id")
+                return index if stored_id in source.link.platform_message_ids else None
+        return None
 
     async def maybe_hygiene(self) -> CompactionResult | None:
         """Compact before the turn when the session is at 85% of the model's context."""

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from gateway.commands import HELP_TEXT, Command
 from gateway.reports import status_text, usage_text
 from gateway.services import AgentServices
-from gateway.session import SessionAddress, SessionRuntime, TurnReply
+from gateway.session import SessionAddress, SessionRuntime, TurnReply, TurnSource
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +62,13 @@ class SessionManager:
         address: SessionAddress,
         text: str,
         *,
-        platform_message_id: str | None = None,
+        source: TurnSource | None = None,
         sent_at: float | None = None,
     ) -> TurnReply:
-        """One user message through hygiene and the agent loop (``sent_at``: platform time)."""
+        """One user message through hygiene and the agent loop (see SessionRuntime.run_turn;
+        ``sent_at``: platform time)."""
         runtime = await self.get(address)
-        return await runtime.run_turn(
-            text, platform_message_id=platform_message_id, sent_at=sent_at
-        )
+        return await runtime.run_turn(text, source=source, sent_at=sent_at)
 
     async def run_command(self, address: SessionAddress, command: Command) -> str:
         """Execute a command (``/stop`` is the caller's: it knows what is running)."""

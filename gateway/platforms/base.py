@@ -36,6 +36,21 @@ class DeliveryTarget:
         return cls(message.chat_id, message.thread_id)
 
 
+@dataclass(frozen=True, slots=True)
+class SendFailure:
+    """What a failed send means for delivery: retry it (``transient``) or give up."""
+
+    reason: str
+    """Short and free of message text and secrets: it is logged and stored."""
+    transient: bool
+    retry_after: float | None = None
+    """Seconds the platform asked us to wait before the next attempt."""
+
+
+NETWORK_ERRORS = (OSError, TimeoutError)
+"""Failures below any platform client: worth another attempt."""
+
+
 class PlatformAdapter(abc.ABC):
     """One chat platform, as the runner drives it."""
 
@@ -66,6 +81,12 @@ class PlatformAdapter(abc.ABC):
     @abc.abstractmethod
     async def send_typing(self, target: DeliveryTarget) -> None:
         """Show the typing indicator once."""
+
+    def classify_send_error(self, error: Exception) -> SendFailure:
+        """Whether a failed :meth:`send_part` may succeed later; adapters know their client's
+        errors (this default retries only network-level failures)."""
+        transient = isinstance(error, NETWORK_ERRORS)
+        return SendFailure(f"{type(error).__name__}: {error}", transient=transient)
 
     def measure(self, text: str) -> int:
         """A text's length as the platform counts it (characters unless overridden)."""

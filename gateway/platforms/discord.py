@@ -22,11 +22,17 @@ import re
 import warnings
 from collections.abc import Awaitable, Callable
 
+import aiohttp
 import yarl
 
 from gateway.config import DiscordSettings
 from gateway.inbound import InboundMessage
-from gateway.platforms.base import DeliveryTarget, InboundCallback, PlatformAdapter
+from gateway.platforms.base import (
+    DeliveryTarget,
+    InboundCallback,
+    PlatformAdapter,
+    SendFailure,
+)
 from gateway.text_split import DISCORD_MESSAGE_LIMIT
 
 with warnings.catch_warnings():
@@ -44,6 +50,9 @@ CONNECT_TIMEOUT_SECONDS = 60.0
 """How long start() waits for READY."""
 CATCH_UP_SCAN_LIMIT = 1000
 """The most messages catch-up reads back per channel (10 REST pages) looking for missed ones."""
+
+SERVER_ERROR = 500
+TOO_MANY_REQUESTS = 429
 
 CatchUpSource = Callable[[], Awaitable[dict[str, str]]]
 """Returns the newest recorded message id per channel id (snowflakes as strings)."""
@@ -312,3 +321,17 @@ class DiscordAdapter(PlatformAdapter):
     async def send_typing(self, target: DeliveryTarget) -> None:
         channel = self.client.get_partial_messageable(int(target.chat_id))
         await channel.typing()
+
+    def classify_send_error(self, error: Exception) -> SendFailure:
+        """A rate limit past discord.py's own waiting, a 5xx (after discord.py's retries) or
+        a broken connection is worth another attempt; other HTTP errors (403 missing access,
+        404 unknown channel, 400) are final."""
+        if isinstance(error, discord.RateLimited):
+            return SendFailure(f"rate limited ({error.retry_after:g} s)", True, error.retry_after)
+        if isinstance(error, discord.HTTPException):
+            reason = f"HTTP {error.status}: {error.text or type(error).__name__}"
+            transient = error.status >= SERVER_ERROR or error.status == TOO_MANY_REQUESTS
+            return SendFailure(reason, transient=transient)
+        if isinstance(error, aiohttp.ClientError):
+            return SendFailure(f"{type(error).__name__}: {error}", transient=True)
+        return super().classify_send_error(error)

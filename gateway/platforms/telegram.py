@@ -24,14 +24,28 @@ from typing import Any
 
 from telegram import BotCommand, Message, MessageEntity, Update
 from telegram.constants import ChatAction
-from telegram.error import BadRequest, Conflict, NetworkError, RetryAfter
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Conflict,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
 from gateway.commands import COMMAND_DESCRIPTIONS, parse_command
 from gateway.config import ConfigError, TelegramSettings
 from gateway.inbound import InboundMessage
 from gateway.markdown_render import RENDER_MARGIN, TELEGRAM_PARSE_MODE, markdown_to_telegram
-from gateway.platforms.base import DeliveryTarget, InboundCallback, PlatformAdapter
+from gateway.platforms.base import (
+    DeliveryTarget,
+    InboundCallback,
+    PlatformAdapter,
+    SendFailure,
+)
 from gateway.platforms.telegram_webhook import (
     MalformedUpdate,
     WebhookServer,
@@ -58,6 +72,8 @@ RATE_LIMIT_RETRIES = 3
 """How often AIORateLimiter retries a request Telegram answered 429 (never delivered)."""
 CLIENT_SPLIT_THRESHOLD = 3800
 """A user message at least this long (UTF-16 units) may be the first piece of a longer paste."""
+_FINAL_SEND_ERRORS = (Forbidden, BadRequest, ChatMigrated, InvalidToken)
+"""A send refused for one of these will be refused again: the reply fails, it is not retried."""
 _FORMATTING_ERRORS = ("can't parse entities", "message is too long")
 """Rejections of the formatted text after which the plain text (which fits) is sent instead."""
 
@@ -337,6 +353,20 @@ class TelegramAdapter(PlatformAdapter):
     async def send_typing(self, target: DeliveryTarget) -> None:
         extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}
         await self.bot.send_chat_action(int(target.chat_id), ChatAction.TYPING, **extra)
+
+    def classify_send_error(self, error: Exception) -> SendFailure:
+        """Refusals about the chat or the request (403 blocked, 400 chat not found, a
+        migrated group, a rejected token) are final; 429 waits its retry_after; server
+        errors, broken connections and unreadable answers are worth another attempt."""
+        if isinstance(error, RetryAfter):
+            retry_after = _seconds(error.retry_after)
+            return SendFailure(f"flood control ({retry_after:g} s)", True, retry_after)
+        reason = f"{type(error).__name__}: {error}"
+        if isinstance(error, _FINAL_SEND_ERRORS):
+            return SendFailure(reason, transient=False)
+        if isinstance(error, TelegramError):
+            return SendFailure(reason, transient=True)
+        return super().classify_send_error(error)
 
 
 def _seconds(value: object) -> float:

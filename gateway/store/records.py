@@ -189,3 +189,57 @@ class InboundRecord:
     reply_platform_ids: tuple[str, ...]
     received_at: datetime
     updated_at: datetime
+    user_message_id: int | None = None
+    """The stored user message of the turn that took it in (None until stored)."""
+    reply_id: int | None = None
+    """The reply answering it (None until the reply is planned)."""
+    failure: str | None = None
+    """Why it ended ``failed``."""
+
+
+@dataclass(frozen=True, slots=True)
+class InboundLink:
+    """The inbound messages (one platform) that a stored user message was made from."""
+
+    platform: str
+    platform_message_ids: tuple[str, ...]
+
+
+REPLY_SENDING = "sending"
+REPLY_SENT = "sent"
+REPLY_FAILED = "failed"
+REPLY_STATUSES = frozenset({REPLY_SENDING, REPLY_SENT, REPLY_FAILED})
+"""Life cycle of a reply: sending (parts still unsent) -> sent, or failed (permanently)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyPart:
+    """One platform message of a reply; ``platform_message_id`` is None until it is sent."""
+
+    index: int
+    text: str
+    platform_message_id: str | None = None
+
+    @property
+    def sent(self) -> bool:
+        return self.platform_message_id is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRecord:
+    """A reply planned for one turn: where it goes, its parts in order, how far it got."""
+
+    id: int
+    platform: str
+    session_key: str
+    chat_id: str
+    thread_id: str | None
+    status: str
+    closes_as: str
+    failure: str | None
+    parts: tuple[ReplyPart, ...]
+
+    @property
+    def unsent(self) -> tuple[ReplyPart, ...]:
+        """The parts still to send, in order."""
+        return tuple(part for part in self.parts if not part.sent)

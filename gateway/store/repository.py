@@ -7,6 +7,7 @@
 * compactions (``repository_compactions``): applying a new context, the record of attempts;
 * usage (``repository_usage``): tokens and cost per API call, totals for ``/usage``;
 * inbound (``repository_inbound``): received platform messages, exactly-once handling;
+* replies (``repository_replies``): replies planned part by part, closing what they answer;
 * catch-up (``repository_catchup``): where a platform's history replay starts;
 * export (``repository_export``): a session as JSON-safe dicts.
 
@@ -23,6 +24,7 @@ from gateway.store.repository_catchup import CatchUpQueries
 from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_messages import MessageQueries
+from gateway.store.repository_replies import ReplyQueries
 from gateway.store.repository_sessions import (
     DEFAULT_ENGINE,
     UPDATABLE_SESSION_FIELDS,
@@ -45,6 +47,7 @@ class Repository(
     ExportQueries,  # includes CompactionQueries
     UsageQueries,
     InboundQueries,
+    ReplyQueries,
     CatchUpQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.

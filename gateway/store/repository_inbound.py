@@ -176,4 +176,7 @@ def inbound_record(row: InboundRow) -> InboundRecord:
         reply_platform_ids=tuple(row.reply_platform_ids or ()),
         received_at=row.received_at,
         updated_at=row.updated_at,
+        user_message_id=row.user_message_id,
+        reply_id=row.reply_id,
+        failure=row.failure,
     )

@@ -9,8 +9,9 @@ from typing import Any
 from sqlalchemy import Connection, Row, bindparam, func, insert, select, true, update
 
 from agent.types import Message
-from gateway.store.records import MESSAGE_KIND, MESSAGE_KINDS, MessageRecord
+from gateway.store.records import MESSAGE_KIND, MESSAGE_KINDS, InboundLink, MessageRecord
 from gateway.store.repository_base import NotFoundError, RepositoryBase, rowcount, touch_session
+from gateway.store.repository_replies import tie_inbound
 from gateway.store.tables import MessageRow, messages_table, utcnow
 
 _NEXT_CTX_POS = (
@@ -37,11 +38,14 @@ class MessageQueries(RepositoryBase):
         *,
         kind: str = MESSAGE_KIND,
         platform_message_id: str | None = None,
+        answers: InboundLink | None = None,
     ) -> list[int]:
         """Store ``messages`` at the end of the session's context; returns their ids in order.
 
         ``token_counts[i]`` is the stored count of ``messages[i]``. ``platform_message_id``, when
-        given, is recorded on every appended message. One short transaction, one bulk insert.
+        given, is recorded on every appended message. ``answers`` names the inbound messages
+        the (first) message was made from: in the same commit they point at it and become
+        ``processing``, so a restart knows their text is stored. One short transaction.
         """
         if len(messages) != len(token_counts):
             raise ValueError(f"{len(messages)} messages but {len(token_counts)} token counts")
@@ -63,26 +67,31 @@ class MessageQueries(RepositoryBase):
             for message, tokens in zip(messages, token_counts, strict=True)
         ]
         if len(rows) == 1:
-            return [await self._append_one(session_id, rows[0], now)]
+            return [await self._append_one(session_id, rows[0], now, answers)]
 
         def insert_at_end(connection: Connection) -> list[int]:
             first_pos = _next_ctx_pos(connection, session_id)
             positioned = [{**row, "ctx_pos": first_pos + offset} for offset, row in enumerate(rows)]
             touch_session(connection, session_id, updated_at=now)
-            return insert_in_context(connection, session_id, positioned)
+            ids = insert_in_context(connection, session_id, positioned)
+            _link_inbound(connection, answers, ids[0], now)
+            return ids
 
         return await self._write(insert_at_end)
 
-    async def _append_one(self, session_id: int, row: dict[str, Any], now: datetime) -> int:
+    async def _append_one(
+        self, session_id: int, row: dict[str, Any], now: datetime, answers: InboundLink | None
+    ) -> int:
         """The common case (one message a time, every turn): one INSERT ... RETURNING whose
         context position is computed in the same statement, plus the session's timestamp."""
         values = {key: value for key, value in row.items() if key != "ctx_pos"}
         values["ctx_session_id"] = session_id
 
         def insert_at_end(connection: Connection) -> int:
-            row_id = connection.execute(_APPEND_ONE, values).scalar_one()
+            row_id = int(connection.execute(_APPEND_ONE, values).scalar_one())
             touch_session(connection, session_id, updated_at=now)
-            return int(row_id)
+            _link_inbound(connection, answers, row_id, now)
+            return row_id
 
         return await self._write(insert_at_end)
 
@@ -127,6 +136,19 @@ class MessageQueries(RepositoryBase):
                 raise NotFoundError(f"message {message_id} does not exist")
 
         await self._write(set_id)
+
+
+def _link_inbound(
+    connection: Connection, answers: InboundLink | None, message_id: int, now: datetime
+) -> None:
+    if answers is not None and answers.platform_message_ids:
+        tie_inbound(
+            connection,
+            answers.platform,
+            answers.platform_message_ids,
+            user_message_id=message_id,
+            updated_at=now,
+        )
 
 
 def message_row_values(

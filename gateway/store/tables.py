@@ -210,6 +210,47 @@ class InboundRow(Base):
     reply_platform_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The stored user message of the turn that took this message in (every message of a
+    # merged turn points at the same row), so a resumed turn never stores the text again.
+    user_message_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # The reply that answers it (every message of a merged turn points at the same reply).
+    reply_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    failure: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """Why handling ended ``failed`` (e.g. the platform refused the reply), else None."""
+
+
+class ReplyRow(Base):
+    """One reply as planned before its first part is sent: where it goes and how it ended."""
+
+    __tablename__ = "replies"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String)
+    session_key: Mapped[str] = mapped_column(String)
+    chat_id: Mapped[str] = mapped_column(String)
+    thread_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    status: Mapped[str] = mapped_column(String)
+    closes_as: Mapped[str] = mapped_column(String)
+    """The status its inbound messages get once the last part is sent (done, or failed when
+    the reply is the notice of a failed turn)."""
+    failure: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """Why it could not be delivered (status failed)."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ReplyPartRow(Base):
+    """One platform message of a reply; ``platform_message_id`` is set once it was sent."""
+
+    __tablename__ = "reply_parts"
+    __table_args__ = (UniqueConstraint("reply_id", "part_index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    reply_id: Mapped[int] = mapped_column(ForeignKey("replies.id"))
+    part_index: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    platform_message_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 metadata = Base.metadata

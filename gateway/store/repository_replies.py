@@ -1,0 +1,245 @@
+"""Replies: planned before the first part is sent, each part recorded as it goes out.
+
+Exactly-once delivery rests on three writes. :meth:`ReplyQueries.plan_reply` stores every part
+of a reply and ties every inbound message it answers to it, in one commit, before anything is
+sent. :meth:`ReplyQueries.record_sent_part` stores a part's platform id right after the send;
+for the last part the same commit closes the reply and every inbound message tied to it. So
+after a crash a reply is either finished, or it knows exactly which parts are still to send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Connection, Table, func, insert, select, update
+
+from gateway.store.records import (
+    INBOUND_STATUSES,
+    REPLY_FAILED,
+    REPLY_SENDING,
+    REPLY_SENT,
+    InboundRecord,
+    ReplyPart,
+    ReplyRecord,
+)
+from gateway.store.repository_base import NotFoundError, RepositoryBase, rowcount
+from gateway.store.repository_inbound import inbound_record
+from gateway.store.tables import InboundRow, ReplyPartRow, ReplyRow, utcnow
+
+DONE_STATUS = "done"
+FAILED_STATUS = "failed"
+PROCESSING_STATUS = "processing"
+_parts_table = cast(Table, ReplyPartRow.__table__)
+
+
+class ReplyQueries(RepositoryBase):
+    """Planning replies, recording their parts, closing the messages they answer."""
+
+    async def plan_reply(
+        self,
+        platform: str,
+        inbound_ids: Sequence[str],
+        parts: Sequence[str],
+        *,
+        session_key: str,
+        chat_id: str,
+        thread_id: str | None = None,
+        closes_as: str = DONE_STATUS,
+        failure: str | None = None,
+    ) -> ReplyRecord:
+        """Store a reply's parts and tie every inbound message it answers to it (one commit).
+
+        The messages become ``processing``; once the last part is sent they become
+        ``closes_as`` (``failed`` for the notice of a failed turn, whose ``failure`` reason is
+        stored on them now). Raises NotFoundError when one of the messages was never
+        recorded, ValueError for a reply without parts or an unknown status.
+        """
+        if not parts:
+            raise ValueError("a reply needs at least one part")
+        if closes_as not in INBOUND_STATUSES:
+            raise ValueError(f"unknown inbound status {closes_as!r}")
+        now = utcnow()
+        reply_values = {
+            "platform": platform,
+            "session_key": session_key,
+            "chat_id": chat_id,
+            "thread_id": thread_id,
+            "status": REPLY_SENDING,
+            "closes_as": closes_as,
+            "failure": None,
+            "created_at": now,
+            "updated_at": now,
+        }
+
+        def plan(connection: Connection) -> int:
+            reply_id = int(
+                connection.execute(
+                    insert(ReplyRow).values(reply_values).returning(ReplyRow.id)
+                ).scalar_one()
+            )
+            rows = [
+                {"reply_id": reply_id, "part_index": index, "text": text}
+                for index, text in enumerate(parts)
+            ]
+            connection.execute(insert(_parts_table), rows)
+            tie_inbound(
+                connection,
+                platform,
+                inbound_ids,
+                reply_id=reply_id,
+                failure=failure,
+                updated_at=now,
+            )
+            return reply_id
+
+        reply_id = await self._write(plan)
+        return ReplyRecord(
+            id=reply_id,
+            platform=platform,
+            session_key=session_key,
+            chat_id=chat_id,
+            thread_id=thread_id,
+            status=REPLY_SENDING,
+            closes_as=closes_as,
+            failure=None,
+            parts=tuple(ReplyPart(index, text) for index, text in enumerate(parts)),
+        )
+
+    async def record_sent_part(
+        self, reply_id: int, index: int, platform_message_id: str, *, last: bool = False
+    ) -> None:
+        """Store the platform id of a sent part.
+
+        For the ``last`` part the same commit marks the reply sent and moves every inbound
+        message tied to it to the reply's ``closes_as`` status; the batch's last message also
+        gets the ids of every part (``reply_platform_ids``). NotFoundError for an unknown part.
+        """
+        now = utcnow()
+
+        def record(connection: Connection) -> None:
+            result = connection.execute(
+                update(ReplyPartRow)
+                .where(ReplyPartRow.reply_id == reply_id, ReplyPartRow.part_index == index)
+                .values(platform_message_id=platform_message_id, sent_at=now)
+            )
+            if rowcount(result) == 0:
+                raise NotFoundError(f"reply {reply_id} has no part {index}")
+            if last:
+                _close_sent(connection, reply_id, now)
+
+        await self._write(record)
+
+    async def fail_reply(self, reply_id: int, reason: str) -> None:
+        """A reply that can never be delivered: it and every message it answers end failed,
+        with the reason (one commit). NotFoundError for an unknown reply."""
+        now = utcnow()
+
+        def fail(connection: Connection) -> None:
+            result = connection.execute(
+                update(ReplyRow)
+                .where(ReplyRow.id == reply_id)
+                .values(status=REPLY_FAILED, failure=reason, updated_at=now)
+            )
+            if rowcount(result) == 0:
+                raise NotFoundError(f"reply {reply_id} does not exist")
+            connection.execute(
+                update(InboundRow)
+                .where(InboundRow.reply_id == reply_id)
+                .values(status=FAILED_STATUS, failure=reason, updated_at=now)
+            )
+
+        await self._write(fail)
+
+    async def get_reply(self, reply_id: int) -> ReplyRecord | None:
+        """The reply with its parts in order, or None."""
+        async with self._reading() as session:
+            row = await session.get(ReplyRow, reply_id)
+            if row is None:
+                return None
+            parts = (
+                await session.scalars(
+                    select(ReplyPartRow)
+                    .where(ReplyPartRow.reply_id == reply_id)
+                    .order_by(ReplyPartRow.part_index)
+                )
+            ).all()
+        return ReplyRecord(
+            id=row.id,
+            platform=row.platform,
+            session_key=row.session_key,
+            chat_id=row.chat_id,
+            thread_id=row.thread_id,
+            status=row.status,
+            closes_as=row.closes_as,
+            failure=row.failure,
+            parts=tuple(
+                ReplyPart(part.part_index, part.text, part.platform_message_id) for part in parts
+            ),
+        )
+
+    async def inbound_records(
+        self, platform: str, platform_message_ids: Sequence[str]
+    ) -> dict[str, InboundRecord]:
+        """The recorded messages among these platform ids, by platform id (one query)."""
+        query = select(InboundRow).where(
+            InboundRow.platform == platform,
+            InboundRow.platform_message_id.in_(list(platform_message_ids)),
+        )
+        async with self._reading() as session:
+            rows = (await session.scalars(query)).all()
+        return {row.platform_message_id: inbound_record(row) for row in rows}
+
+
+def tie_inbound(
+    connection: Connection, platform: str, platform_message_ids: Sequence[str], **values: Any
+) -> None:
+    """Set ``values`` on every one of these inbound messages (status ``processing`` unless
+    given); NotFoundError when one was never recorded."""
+    values.setdefault("status", PROCESSING_STATUS)
+    result = connection.execute(
+        update(InboundRow)
+        .where(
+            InboundRow.platform == platform,
+            InboundRow.platform_message_id.in_(list(platform_message_ids)),
+        )
+        .values(**values)
+    )
+    if rowcount(result) != len(set(platform_message_ids)):
+        raise NotFoundError(
+            f"some of {platform} inbound {list(platform_message_ids)} are unrecorded"
+        )
+
+
+def _close_sent(connection: Connection, reply_id: int, now: datetime) -> None:
+    reply = connection.execute(
+        update(ReplyRow)
+        .where(ReplyRow.id == reply_id)
+        .values(status=REPLY_SENT, updated_at=now)
+        .returning(ReplyRow.closes_as)
+    ).first()
+    if reply is None:
+        raise NotFoundError(f"reply {reply_id} does not exist")
+    connection.execute(
+        update(InboundRow)
+        .where(InboundRow.reply_id == reply_id)
+        .values(status=reply.closes_as, updated_at=now)
+    )
+    sent = [
+        str(platform_id)
+        for platform_id in connection.execute(
+            select(ReplyPartRow.platform_message_id)
+            .where(ReplyPartRow.reply_id == reply_id)
+            .order_by(ReplyPartRow.part_index)
+        ).scalars()
+        if platform_id is not None
+    ]
+    # The ids of the replies sent, on the message that closed the turn (as before replies
+    # had parts of their own; tools and older checks read them there).
+    last_inbound = (
+        select(func.max(InboundRow.id)).where(InboundRow.reply_id == reply_id).scalar_subquery()
+    )
+    connection.execute(
+        update(InboundRow).where(InboundRow.id == last_inbound).values(reply_platform_ids=sent)
+    )

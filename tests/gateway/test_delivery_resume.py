@@ -1,0 +1,151 @@
+"""After a crash the store says how far each turn got; the restarted gateway carries on from
+there: missing reply parts only, no second model call, no user text stored twice."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from gateway.app import App, open_app
+from gateway.inbound import InboundMessage
+from gateway.store.records import InboundLink
+from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.telegram_api import TelegramEmulator
+from tests.gateway.conftest import ALICE, GatewayFactory, gateway_config, settled_inbound
+
+SESSION_KEY = f"telegram:{ALICE}"
+
+
+def pushed(telegram: TelegramEmulator, text: str) -> InboundMessage:
+    """A message Alice sent whose update the crashed run never confirmed (so it comes again)."""
+    update = telegram.push_message(ALICE, text)
+    return InboundMessage(
+        platform="telegram",
+        chat_id=str(ALICE),
+        user_id=str(ALICE),
+        text=text,
+        platform_message_id=f"{ALICE}:{update['message']['message_id']}",
+        session_key=SESSION_KEY,
+    )
+
+
+@asynccontextmanager
+async def crashed_run(
+    tmp_path: Path, anthropic: AnthropicEmulator, telegram: TelegramEmulator
+) -> AsyncIterator[App]:
+    """The store as a run that died left it (written through the repository, as it would)."""
+    async with open_app(gateway_config(tmp_path, anthropic, telegram=telegram)) as app:
+        yield app
+
+
+async def received(app: App, *messages: InboundMessage) -> None:
+    for message in messages:
+        await app.repo.record_inbound(
+            "telegram",
+            message.platform_message_id,
+            session_key=SESSION_KEY,
+            chat_id=message.chat_id,
+            user_id=message.user_id,
+            text=message.text,
+            payload=message.to_payload(),
+        )
+
+
+async def stored_turn(app: App, text: str, *messages: InboundMessage, answer: str = "") -> None:
+    """A session whose user message (merged from ``messages``) is stored, maybe its answer."""
+    repo = app.repo
+    session = await repo.get_or_create_session(SESSION_KEY, platform="telegram", chat_id="42")
+    await repo.append_messages(session.id, [{"role": "system", "content": "Be helpful."}], [3])
+    ids = tuple(m.platform_message_id for m in messages)
+    await repo.append_messages(
+        session.id,
+        [{"role": "user", "content": text}],
+        [5],
+        platform_message_id=ids[-1],
+        answers=InboundLink("telegram", ids),
+    )
+    if answer:
+        await repo.append_messages(session.id, [{"role": "assistant", "content": answer}], [5])
+
+
+async def stored_user_texts(app: App) -> list[str]:
+    [session] = await app.repo.list_sessions(key=SESSION_KEY)
+    return [str(m.content) for m in await app.repo.all_messages(session.id) if m.role == "user"]
+
+
+async def test_a_reply_cut_off_by_a_crash_sends_only_its_missing_parts_without_the_model(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    tmp_path: Path,
+) -> None:
+    question = pushed(telegram, "tell me a long story")
+    async with crashed_run(tmp_path, anthropic, telegram) as app:
+        await received(app, question)
+        await stored_turn(app, question.text, question, answer="Once upon a time...")
+        reply = await app.repo.plan_reply(
+            "telegram",
+            [question.platform_message_id],
+            ["part A", "part B", "part C"],
+            session_key=SESSION_KEY,
+            chat_id=str(ALICE),
+        )
+        await app.repo.record_sent_part(reply.id, 0, "1")
+
+    async with run_gateway(telegram=telegram) as gateway:
+        done = await settled_inbound(gateway, "telegram", question.platform_message_id)
+        finished = await gateway.app.repo.get_reply(reply.id)
+    assert [m["text"] for m in telegram.sent_messages(ALICE)] == ["part B", "part C"]
+    assert anthropic.requests == []
+    assert done.status == "done"
+    assert finished is not None and finished.status == "sent" and finished.unsent == ()
+
+
+async def test_a_merged_turn_interrupted_before_its_answer_runs_once_and_stores_its_text_once(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    tmp_path: Path,
+) -> None:
+    first, second, third = (pushed(telegram, text) for text in ("first", "second", "third"))
+    async with crashed_run(tmp_path, anthropic, telegram) as app:
+        await received(app, first, second, third)
+        await stored_turn(app, "first\n\nsecond", first, second)
+
+    async with run_gateway(telegram=telegram) as gateway:
+        await telegram.wait_for_sent(ALICE, 2)
+        records = [
+            await settled_inbound(gateway, "telegram", m.platform_message_id)
+            for m in (first, second, third)
+        ]
+        users = await stored_user_texts(gateway.app)
+    assert [r.last_user_text for r in anthropic.requests] == ["first\n\nsecond", "third"]
+    assert users == ["first\n\nsecond", "third"]
+    replies = [m["text"] for m in telegram.sent_messages(ALICE)]
+    assert [reply[:12] for reply in replies] == ["Noted: first", "Noted: third"]
+    assert [r.status for r in records] == ["done"] * 3
+    assert records[0].reply_id == records[1].reply_id != records[2].reply_id
+
+
+async def test_an_answer_stored_before_the_crash_is_delivered_without_asking_the_model_again(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    tmp_path: Path,
+) -> None:
+    first, second = (pushed(telegram, text) for text in ("one", "two"))
+    async with crashed_run(tmp_path, anthropic, telegram) as app:
+        await received(app, first, second)
+        await stored_turn(app, "one\n\ntwo", first, second, answer="Both noted.")
+
+    async with run_gateway(telegram=telegram) as gateway:
+        records = [
+            await settled_inbound(gateway, "telegram", m.platform_message_id)
+            for m in (first, second)
+        ]
+        users = await stored_user_texts(gateway.app)
+    assert [m["text"] for m in telegram.sent_messages(ALICE)] == ["Both noted."]
+    assert anthropic.requests == []
+    assert users == ["one\n\ntwo"]
+    assert [r.status for r in records] == ["done", "done"]
