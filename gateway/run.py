@@ -3,8 +3,10 @@
 :class:`Gateway` wires enabled platform adapters to the session manager. Every message is
 recorded in the inbound table (keyed by its platform id) before the adapter acknowledges it;
 a duplicate is dropped there. Each session's worker runs one turn at a time and merges messages
-that arrived meanwhile. The ids of the replies sent are stored as they go, so a restart neither
-loses a recorded message (pending ones are handled at start) nor answers one twice.
+that arrived meanwhile. Every message of a turn is tied to the turn's stored user message and
+to its reply, whose parts are recorded as they are sent (:mod:`gateway.delivery`), so a restart
+neither loses a recorded message (pending ones are taken up at start, see :mod:`gateway.resume`)
+nor answers one twice, nor sends a part twice.
 """
 
 from __future__ import annotations

@@ -167,6 +167,11 @@ class DiscordEmulator:
         elif channel["type"] != CHANNEL_TYPE_DM:
             self.gateway.dispatch("CHANNEL_DELETE", channel)
 
+    def fail_sends(self, channel_id: int, status: int = 503, count: int = 1) -> None:
+        """Answer the bot's next `count` messages to a channel with HTTP `status` (nothing is
+        created); status 0 closes the connection without an answer instead."""
+        self.rest.send_faults.setdefault(channel_id, []).extend([status] * count)
+
     def forbid_channel(self, channel_id: int) -> None:
         """Take the bot's access to a channel away: its REST routes answer 403 Missing Access."""
         self.rest.forbidden_channels.add(channel_id)

@@ -31,6 +31,9 @@ HISTORY_DEFAULT_LIMIT = 50
 HISTORY_MAX_LIMIT = 100
 HISTORY_ANCHORS = ("around", "before", "after")
 
+DROPPED = 0
+"""A planned send fault that closes the connection without answering."""
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -67,6 +70,8 @@ class DiscordRestApi:
         self.typing_channels: list[int] = []
         self.reactions: list[tuple[int, int, str]] = []
         self.forbidden_channels: set[int] = set()
+        self.send_faults: dict[int, list[int]] = {}
+        """Per channel, the statuses the next message creations answer with (0: dropped)."""
         self.history_requests: list[dict[str, str]] = []
         self.sent_changed = asyncio.Event()
         self.prefix = ""
@@ -230,6 +235,14 @@ class DiscordRestApi:
         """POST /channels/{id}/messages: the bot sends a message (JSON or multipart)."""
         self._channel(request)
         channel_id = _snowflake(request, "channel_id")
+        faults = self.send_faults.get(channel_id)
+        if faults:
+            status = faults.pop(0)
+            if status == DROPPED:
+                if request.transport is not None:
+                    request.transport.close()
+                return web.Response()  # never written: the connection is already gone
+            raise DiscordApiError(status, 0, f"{status}: injected failure")
         payload, attachments = await self._message_body(request)
         content = payload.get("content") or ""
         if not isinstance(content, str):

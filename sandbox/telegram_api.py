@@ -312,17 +312,22 @@ class TelegramEmulator:
         count: int = 1,
         retry_after: int | None = None,
         description: str | None = None,
+        chat_id: int | None = None,
     ) -> None:
-        """Answer the next `count` calls of `method` ("*" for any) with an error.
+        """Answer the next `count` calls of `method` ("*" for any) with an error; with
+        `chat_id`, only calls for that chat (e.g. sendMessage to one user who blocked the bot).
 
         A 429 reads "Too Many Requests: retry after N" with parameters.retry_after, which
         python-telegram-bot raises as RetryAfter.
         """
-        self._faults.add_fault(method, status, count, retry_after, description)
+        self._faults.add_fault(method, status, count, retry_after, description, chat_id)
 
-    def drop_connections(self, method: str = GET_UPDATES, count: int = 1) -> None:
-        """Close the connection of the next `count` calls of `method` without any answer."""
-        self._faults.add_drops(method, count)
+    def drop_connections(
+        self, method: str = GET_UPDATES, count: int = 1, *, chat_id: int | None = None
+    ) -> None:
+        """Close the connection of the next `count` calls of `method` (for `chat_id` only,
+        when given) without any answer."""
+        self._faults.add_drops(method, count, chat_id)
 
     def stall_polls(self, seconds: float) -> None:
         """Make getUpdates hang for `seconds`, delivering nothing even past its timeout:
@@ -346,11 +351,12 @@ class TelegramEmulator:
         self._activity.notify()
         if method is None:
             return ApiError(404, "Not Found").to_response()
-        if self._faults.take_drop(method):
+        chat_id = _chat_of(params)
+        if self._faults.take_drop(method, chat_id):
             if request.transport is not None:
                 request.transport.close()
             return web.Response()  # never written: the connection is already gone
-        fault = self._faults.take_fault(method)
+        fault = self._faults.take_fault(method, chat_id)
         if fault is not None:
             return fault.to_response()
         try:
@@ -398,3 +404,11 @@ class TelegramEmulator:
                 return batch
             await self._updates_changed.wait(deadline - now)
         return []
+
+
+def _chat_of(params: Params) -> int | None:
+    """The call's ``chat_id`` as a number (None when absent or not numeric, e.g. @channel)."""
+    try:
+        return int(str(params.get("chat_id")))
+    except ValueError:
+        return None

@@ -44,14 +44,20 @@ class _Fault:
     description: str | None
     retry_after: int | None
     remaining: int
+    chat_id: int | None = None
+    """Only calls for this chat (their ``chat_id`` parameter) meet the fault; None: any call."""
+
+    def hits(self, chat_id: int | None) -> bool:
+        return self.chat_id is None or self.chat_id == chat_id
 
 
 class FaultPlan:
-    """Faults queued per method name (case-insensitive, "*" for any), consumed one per call."""
+    """Faults queued per method name (case-insensitive, "*" for any), consumed one per call;
+    a fault or drop planned for one chat meets only calls for that chat."""
 
     def __init__(self) -> None:
         self._faults: dict[str, list[_Fault]] = {}
-        self._drops: dict[str, int] = {}
+        self._drops: dict[tuple[str, int | None], int] = {}
 
     def add_fault(
         self,
@@ -60,35 +66,37 @@ class FaultPlan:
         count: int,
         retry_after: int | None,
         description: str | None,
+        chat_id: int | None = None,
     ) -> None:
-        """Answer the next `count` calls of `method` with this error."""
+        """Answer the next `count` calls of `method` (for `chat_id`) with this error."""
         if status == HTTPStatus.TOO_MANY_REQUESTS and retry_after is None:
             retry_after = DEFAULT_RETRY_AFTER
-        fault = _Fault(status, description, retry_after, count)
+        fault = _Fault(status, description, retry_after, count, chat_id)
         self._faults.setdefault(method.lower(), []).append(fault)
 
-    def add_drops(self, method: str, count: int) -> None:
-        """Close the connection of the next `count` calls of `method` without answering."""
-        key = method.lower()
+    def add_drops(self, method: str, count: int, chat_id: int | None = None) -> None:
+        """Close the connection of the next `count` calls of `method` (for `chat_id`)
+        without answering."""
+        key = (method.lower(), chat_id)
         self._drops[key] = self._drops.get(key, 0) + count
 
-    def take_drop(self, method: str) -> bool:
+    def take_drop(self, method: str, chat_id: int | None = None) -> bool:
         """Whether this call's connection is to be dropped (consumes one drop)."""
-        for key in (method.lower(), ANY_METHOD):
-            if self._drops.get(key, 0) > 0:
-                self._drops[key] -= 1
-                return True
+        for name in (method.lower(), ANY_METHOD):
+            for key in ((name, chat_id), (name, None)):
+                if self._drops.get(key, 0) > 0:
+                    self._drops[key] -= 1
+                    return True
         return False
 
-    def take_fault(self, method: str) -> ApiError | None:
+    def take_fault(self, method: str, chat_id: int | None = None) -> ApiError | None:
         """The error to answer this call with, if one is planned (consumes it)."""
         for key in (method.lower(), ANY_METHOD):
-            queue = self._faults.get(key)
-            if queue:
-                fault = queue[0]
+            fault = next((f for f in self._faults.get(key, []) if f.hits(chat_id)), None)
+            if fault is not None:
                 fault.remaining -= 1
                 if fault.remaining <= 0:
-                    queue.pop(0)
+                    self._faults[key].remove(fault)
                 return _as_error(fault)
         return None
 
