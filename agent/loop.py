@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from agent.context_engine import ContextEngine
-from agent.prompt_caching import CachePolicy, apply_anthropic_cache_control
+from agent.prompt_caching import CachePolicy, MarkedHistory, cache_breakpoints
 from agent.providers.base import Provider
 from agent.tokens import message_tokens
 from agent.tools.registry import ToolRegistry
@@ -101,6 +101,8 @@ class AgentLoop:
         self.tools = tools
         self.recorder = recorder
         self.settings = settings or LoopSettings()
+        self.provider_session = provider.open_session()
+        """The provider's per-session request state (the converted history, kept across calls)."""
         self.tokens_since_usage = 0
         """Tokens of messages added after the last API-reported prompt size."""
 
@@ -134,6 +136,7 @@ class AgentLoop:
         )
         await self.recorder.record_compaction(result)
         context[:] = result.messages
+        self.provider_session.reset()
         if result.outcome != "skipped":
             # The next real size comes with the next response; until then, the estimate.
             self.engine.last_prompt_tokens = result.tokens_after
@@ -203,24 +206,27 @@ class AgentLoop:
             result.notices.append(compaction.user_notice)
 
     async def _call_model(self, context: list[Message]) -> ModelResponse:
-        request = self.build_request(context)
         schemas = self.tools.schemas() or None
-        response = await self.provider.complete(
-            request, tools=schemas, max_tokens=self.settings.max_tokens
+        response = await self.provider_session.complete(
+            self.marked_history(context), tools=schemas, max_tokens=self.settings.max_tokens
         )
         self.engine.update_from_response(response.usage)
         self.tokens_since_usage = 0
         await self.recorder.record_usage(response.usage, "chat")
         return response
 
-    def build_request(self, context: Sequence[Message]) -> list[Message]:
-        """The message list sent to the provider: the context with cache breakpoints."""
+    def marked_history(self, context: Sequence[Message]) -> MarkedHistory:
+        """The context with its cache breakpoints laid over it (nothing of it copied)."""
         policy = self.settings.cache_policy
         if policy is None or not policy.enabled:
-            return list(context)
-        return apply_anthropic_cache_control(
-            list(context), cache_ttl=policy.ttl, native_anthropic=policy.native_anthropic
+            return MarkedHistory(context)
+        return MarkedHistory(
+            context, cache_breakpoints(context, policy.ttl, policy.native_anthropic)
         )
+
+    def build_request(self, context: Sequence[Message]) -> list[Message]:
+        """The message list sent to the provider: the context with cache breakpoints."""
+        return self.marked_history(context).materialize()
 
     async def _run_tools(self, tool_calls: list[dict[str, Any]]) -> list[Message]:
         calls = [(c.get("id", ""), c.get("function", {})) for c in tool_calls]

@@ -15,7 +15,8 @@ Two wire layouts differ in what can carry a marker:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.model_table import CACHE_TTLS, lookup_model
@@ -92,6 +93,35 @@ def _with_marker(message: Message, marker: dict[str, str], native_anthropic: boo
     return marked
 
 
+def cache_breakpoints(
+    api_messages: Sequence[Message], cache_ttl: str = "5m", native_anthropic: bool = False
+) -> dict[int, Message]:
+    """The marked copies of the (at most four) messages that get a breakpoint, by index.
+
+    Only those messages are looked at and copied, so the cost does not grow with the history.
+    Raises ValueError for a TTL other than "5m" or "1h".
+    """
+    marker = cache_marker(cache_ttl)
+    marked: dict[int, Message] = {}
+    system_index = next(
+        (i for i, m in enumerate(api_messages) if m.get("role") == "system"),
+        None,
+    )
+    if system_index is not None and _can_carry_marker(api_messages[system_index], native_anthropic):
+        marked[system_index] = _with_marker(api_messages[system_index], marker, native_anthropic)
+
+    remaining = MAX_MESSAGE_BREAKPOINTS
+    for index in range(len(api_messages) - 1, -1, -1):
+        if remaining == 0:
+            break
+        message = api_messages[index]
+        if message.get("role") == "system" or not _can_carry_marker(message, native_anthropic):
+            continue
+        marked[index] = _with_marker(message, marker, native_anthropic)
+        remaining -= 1
+    return marked
+
+
 def apply_anthropic_cache_control(
     api_messages: list[Message], cache_ttl: str = "5m", native_anthropic: bool = False
 ) -> list[Message]:
@@ -102,25 +132,29 @@ def apply_anthropic_cache_control(
     expected to carry no markers of its own (they would count against Anthropic's limit of four).
     Raises ValueError for a TTL other than "5m" or "1h".
     """
-    marker = cache_marker(cache_ttl)
-    result = list(api_messages)
-    system_index = next(
-        (i for i, m in enumerate(result) if m.get("role") == "system"),
-        None,
-    )
-    if system_index is not None and _can_carry_marker(result[system_index], native_anthropic):
-        result[system_index] = _with_marker(result[system_index], marker, native_anthropic)
+    return MarkedHistory(
+        api_messages, cache_breakpoints(api_messages, cache_ttl, native_anthropic)
+    ).materialize()
 
-    remaining = MAX_MESSAGE_BREAKPOINTS
-    for index in range(len(result) - 1, -1, -1):
-        if remaining == 0:
-            break
-        message = result[index]
-        if message.get("role") == "system" or not _can_carry_marker(message, native_anthropic):
-            continue
-        result[index] = _with_marker(message, marker, native_anthropic)
-        remaining -= 1
-    return result
+
+@dataclass(frozen=True, slots=True)
+class MarkedHistory:
+    """A history with cache-marked copies laid over it, without copying the history.
+
+    ``marked`` maps an index of ``messages`` to the copy sent in its place. This is what a
+    per-session provider state (see ``ProviderSession``) converts: the history is the session's
+    own list, unchanged between calls except for what was appended.
+    """
+
+    messages: Sequence[Message]
+    marked: Mapping[int, Message] = field(default_factory=dict)
+
+    def materialize(self) -> list[Message]:
+        """The message list as sent: the history with the marked copies in place."""
+        result = list(self.messages)
+        for index, message in self.marked.items():
+            result[index] = message
+        return result
 
 
 @dataclass

@@ -1,10 +1,12 @@
-"""Per-turn context overhead of the pipeline at 1,000 and 10,000 messages.
+"""Per-turn request path of the pipeline at 1,000, 10,000 and 100,000 messages.
 
 Measures what runs on every turn besides the model call: the hygiene check, the engine's
-``should_compress``, request building with cache marking, and the provider's wire conversion,
-over a history loaded as from the store (token counts already known). Prints p50/p95 in ms.
+``should_compress``, cache marking, and the Anthropic request body the SDK sends (conversion
+and JSON encoding), over a history loaded as from the store (token counts already known), one
+new message per round. Prints p50/p95 in ms of the session-kept body, and of a full
+re-conversion of the same history in the same run, and their ratio.
 
-    python -m bench.pipeline [--sizes 1000 10000] [--rounds 200]
+    python -m bench.pipeline [--sizes 1000 10000 100000] [--rounds 200]
 """
 
 from __future__ import annotations
@@ -18,15 +20,18 @@ from typing import Any
 
 from agent.context_compressor import ContextCompressor
 from agent.loop import AgentLoop, LoopSettings
-from agent.prompt_caching import caching_policy
-from agent.providers.anthropic_convert import to_anthropic_request
+from agent.prompt_caching import MarkedHistory, caching_policy
+from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
 from agent.providers.base import Provider, ProviderName
+from agent.providers.wire_body import WireBody
 from agent.tokens import message_tokens
 from agent.tools import build_registry
 from agent.types import Message, ModelResponse
 from gateway.hygiene import needs_hygiene
 
 CONTEXT_LENGTH = 10_000_000  # large enough that nothing compacts: we time the checks alone
+MODEL = "claude-sonnet-4-5"
+MAX_TOKENS = 4096
 
 
 def _history(size: int) -> list[dict]:
@@ -79,16 +84,24 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[max(0, int(len(ordered) * 0.95) - 1)]
 
 
-def _time(rounds: int, step: Callable[[], object]) -> list[float]:
+def _time(rounds: int, step: Callable[[], object], before: Callable[[], object]) -> list[float]:
+    """Milliseconds of ``step`` per round; ``before`` (a new message arriving) is not timed."""
     samples = []
     for _ in range(rounds):
+        before()
         started = time.perf_counter()
         step()
         samples.append((time.perf_counter() - started) * 1000)
     return samples
 
 
+def _full_rounds(size: int, rounds: int) -> int:
+    """Rounds for the full re-conversion: it is slow, so fewer of them at large sizes."""
+    return max(5, min(rounds, 2_000_000 // size))
+
+
 def bench_size(size: int, rounds: int) -> dict[str, tuple[float, float]]:
+    """p50/p95 (ms) of each measured path at ``size`` messages, plus the full/kept ratio."""
     context = _history(size)
     engine = ContextCompressor(context_length=CONTEXT_LENGTH, call_llm=_noop)
     engine.last_prompt_tokens = sum(message_tokens(m) for m in context)
@@ -100,8 +113,19 @@ def bench_size(size: int, rounds: int) -> dict[str, tuple[float, float]]:
         None,  # type: ignore[arg-type]
         LoopSettings(cache_policy=policy),
     )
+    schemas = loop.tools.schemas()
+    wire = AnthropicWireHistory()
+    arrived = 0
 
-    def checks_and_build() -> object:
+    def new_message() -> None:
+        nonlocal arrived
+        arrived += 1
+        role = "user" if context[-1]["role"] != "user" else "assistant"
+        message: Message = {"role": role, "content": f"new message {arrived} " + "words " * 30}
+        message_tokens(message)
+        context.append(message)
+
+    def checks() -> None:
         needs_hygiene(
             context,
             last_prompt_tokens=engine.last_prompt_tokens,
@@ -109,26 +133,44 @@ def bench_size(size: int, rounds: int) -> dict[str, tuple[float, float]]:
             compression_enabled=True,
         )
         engine.should_compress(loop.current_prompt_tokens())
-        return loop.build_request(context)
 
-    def with_wire() -> object:
-        return to_anthropic_request(checks_and_build(), loop.tools.schemas())  # type: ignore[arg-type]
+    def checks_and_marks() -> MarkedHistory:
+        checks()
+        return loop.marked_history(context)
 
+    def kept_body() -> WireBody:
+        history = checks_and_marks()
+        return wire.body(
+            history.messages, history.marked, schemas, model=MODEL, max_tokens=MAX_TOKENS
+        )
+
+    def full_conversion() -> bytes:
+        checks()
+        return full_body(loop.build_request(context), schemas, model=MODEL, max_tokens=MAX_TOKENS)
+
+    kept_body()  # the session's first call converts everything once
+    kept = _percentiles(_time(rounds, kept_body, new_message))
+    full = _percentiles(_time(_full_rounds(size, rounds), full_conversion, new_message))
+    if kept_body().to_bytes() != full_conversion():
+        raise AssertionError("the kept body differs from a full conversion")
     return {
-        "checks + request + cache marks": _percentiles(_time(rounds, checks_and_build)),
-        "... + Anthropic wire conversion": _percentiles(_time(rounds, with_wire)),
+        "checks + cache marks": _percentiles(_time(rounds, checks_and_marks, new_message)),
+        "per-turn path incl. body (kept)": kept,
+        "full re-conversion incl. body": full,
+        "ratio full / kept": (full[0] / kept[0], full[1] / kept[1]),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
     asyncio.set_event_loop(asyncio.new_event_loop())
     for size in args.sizes:
         for name, (p50, p95) in bench_size(size, args.rounds).items():
-            print(f"{size:>6} messages  {name:<34} p50 {p50:7.3f} ms   p95 {p95:7.3f} ms")
+            unit = "x " if name.startswith("ratio") else "ms"
+            print(f"{size:>7} messages  {name:<32} p50 {p50:9.3f} {unit}  p95 {p95:9.3f} {unit}")
 
 
 if __name__ == "__main__":

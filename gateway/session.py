@@ -277,6 +277,7 @@ class SessionRuntime:
     async def reload(self) -> None:
         """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""
         self.context[:] = await self.services.repo.load_context(self.session_id)
+        self.loop.provider_session.reset()
         await self._ensure_consistent()
 
     async def mark_stopped(self) -> None:

@@ -11,17 +11,24 @@ import importlib
 from typing import Any
 
 import anthropic
+from anthropic.lib.streaming import AsyncMessageStreamManager
+from anthropic.types import Message as SDKMessage
+from anthropic.types import RawMessageStreamEvent
 
-from agent.providers.anthropic_convert import from_anthropic_message, to_anthropic_request
+from agent.prompt_caching import MarkedHistory
+from agent.providers.anthropic_convert import from_anthropic_message
+from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
 from agent.providers.base import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_SECONDS,
     MAX_RETRY_WAIT_SECONDS,
     Provider,
     ProviderName,
+    ProviderSession,
     error_details,
     is_retryable_status,
 )
+from agent.providers.wire_body import WireBody
 from agent.types import (
     Message,
     ModelResponse,
@@ -109,18 +116,28 @@ class AnthropicProvider(Provider):
         model: str | None = None,
     ) -> ModelResponse:
         """One streamed Messages call; returns the final message as a chat-completions reply."""
-        request = to_anthropic_request(messages, tools)
-        params: dict[str, Any] = {
-            "model": model or self.model,
-            "max_tokens": max_tokens,
-            "messages": request["messages"],
-        }
-        if request["system"]:
-            params["system"] = request["system"]
-        if request["tools"]:
-            params["tools"] = request["tools"]
+        body = full_body(messages, tools, model=model or self.model, max_tokens=max_tokens)
+        return await self.send(WireBody([body]))
+
+    def open_session(self) -> AnthropicSession:
+        """A session that keeps its converted history across calls."""
+        return AnthropicSession(self)
+
+    async def send(self, body: WireBody) -> ModelResponse:
+        """POST an encoded streamed Messages body through the SDK (its retries, errors, events).
+
+        The body goes out as pieces with its length: no re-encoding, no joining.
+        """
+        request = self._client.post(
+            "/v1/messages",
+            cast_to=SDKMessage,
+            content=body,
+            options={"headers": {"Content-Length": str(len(body))}},
+            stream=True,
+            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+        )
         try:
-            async with self._client.messages.stream(**params) as stream:
+            async with AsyncMessageStreamManager(request) as stream:
                 final = await stream.get_final_message()
         except anthropic.APIError as exc:
             raise map_anthropic_error(exc) from exc
@@ -131,3 +148,35 @@ class AnthropicProvider(Provider):
     async def aclose(self) -> None:
         """Close the SDK's HTTP client."""
         await self._client.close()
+
+
+class AnthropicSession(ProviderSession):
+    """A chat session's calls: the converted, encoded history is kept and only the new part
+    converted each call (see :class:`~agent.providers.anthropic_wire.AnthropicWireHistory`)."""
+
+    def __init__(self, provider: AnthropicProvider) -> None:
+        super().__init__(provider)
+        self._anthropic = provider
+        self.wire = AnthropicWireHistory()
+
+    async def complete(
+        self,
+        history: MarkedHistory,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int,
+        model: str | None = None,
+    ) -> ModelResponse:
+        """One streamed Messages call for the session's history."""
+        body = self.wire.body(
+            history.messages,
+            history.marked,
+            tools,
+            model=model or self._anthropic.model,
+            max_tokens=max_tokens,
+        )
+        return await self._anthropic.send(body)
+
+    def reset(self) -> None:
+        """Convert the whole history again on the next call."""
+        self.wire.reset()

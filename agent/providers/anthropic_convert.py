@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from agent.types import Message, ModelResponse, Usage
@@ -114,7 +115,7 @@ def _tool_result_block(message: Message) -> Block:
     }
 
 
-def _message_turn(message: Message) -> tuple[str, list[Block]]:
+def message_turn(message: Message) -> tuple[str, list[Block]]:
     """One non-system message as (role, blocks), a top-level marker moved onto its last block."""
     role = message.get("role")
     if role == "tool":
@@ -173,7 +174,7 @@ def _wire_tool_id(original: str, taken: set[str]) -> str:
     return wire
 
 
-def _assign_wire_ids(assistant: dict[str, Any], taken: set[str]) -> list[tuple[str, str]]:
+def assign_wire_ids(assistant: dict[str, Any], taken: set[str]) -> list[tuple[str, str]]:
     """Give the turn's tool_use blocks wire ids; returns (original id, wire id) per call."""
     calls: list[tuple[str, str]] = []
     content = []
@@ -187,7 +188,7 @@ def _assign_wire_ids(assistant: dict[str, Any], taken: set[str]) -> list[tuple[s
     return calls
 
 
-def _pair_user_turn(user: dict[str, Any], open_calls: list[tuple[str, str]]) -> None:
+def pair_user_turn(user: dict[str, Any], open_calls: list[tuple[str, str]]) -> None:
     """Make ``user`` answer exactly ``open_calls``: results first, strays as text, gaps filled."""
     unanswered = list(open_calls)
     results: list[Block] = []
@@ -222,14 +223,14 @@ def _pair_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for message in messages:
         # Turns alternate after merging, so every assistant turn follows a user turn.
         if message["role"] == "user":
-            _pair_user_turn(message, open_calls)
+            pair_user_turn(message, open_calls)
             open_calls = []
         else:
-            open_calls = _assign_wire_ids(message, taken)
+            open_calls = assign_wire_ids(message, taken)
         paired.append(message)
     if open_calls:
         paired.append({"role": "user", "content": []})
-        _pair_user_turn(paired[-1], open_calls)
+        pair_user_turn(paired[-1], open_calls)
     return paired
 
 
@@ -257,16 +258,30 @@ def _tool_blocks_as_text(messages: list[dict[str, Any]], offered: set[str]) -> l
     if not stale:
         return messages
 
-    def convert(block: Block) -> Block:
-        if block.get("type") == "tool_use" and block.get("id") in stale:
-            return _use_as_text(block)
-        if block.get("type") == "tool_result" and block.get("tool_use_id") in stale:
-            return _result_as_text(block)
-        return block
-
     for message in messages:
-        message["content"] = [convert(b) for b in message["content"]]
+        message["content"] = stale_blocks_as_text(message["content"], stale)
     return messages
+
+
+def stale_blocks_as_text(blocks: list[Block], stale: Collection[Any]) -> list[Block]:
+    """``blocks`` with the calls whose ids are in ``stale``, and their results, as text."""
+    converted = []
+    for block in blocks:
+        if block.get("type") == "tool_use" and block.get("id") in stale:
+            block = _use_as_text(block)
+        elif block.get("type") == "tool_result" and block.get("tool_use_id") in stale:
+            block = _result_as_text(block)
+        converted.append(block)
+    return converted
+
+
+def stale_call_ids(assistant: dict[str, Any], offered: Collection[str]) -> set[Any]:
+    """Ids of the turn's tool calls whose tool is not in ``offered``."""
+    return {
+        b.get("id")
+        for b in assistant["content"]
+        if b.get("type") == "tool_use" and b.get("name") not in offered
+    }
 
 
 def _finish_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -275,14 +290,18 @@ def _finish_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         messages.insert(
             0, {"role": "user", "content": [{"type": "text", "text": CONTINUES_PLACEHOLDER}]}
         )
-    last = messages[-1]
-    if last["role"] == "assistant" and last["content"][-1].get("type") == "text":
-        block = last["content"][-1]
-        last["content"][-1] = {**block, "text": block["text"].rstrip() or EMPTY_PLACEHOLDER}
+    strip_prefill(messages[-1])
     return messages
 
 
-def _system_blocks(messages: list[Message]) -> list[Block]:
+def strip_prefill(last: dict[str, Any]) -> None:
+    """A final assistant turn (a prefill) may not end in whitespace: strip its last text."""
+    if last["role"] == "assistant" and last["content"][-1].get("type") == "text":
+        block = last["content"][-1]
+        last["content"][-1] = {**block, "text": block["text"].rstrip() or EMPTY_PLACEHOLDER}
+
+
+def system_blocks(messages: list[Message]) -> list[Block]:
     blocks: list[Block] = []
     for message in messages:
         own = [b for b in _content_blocks(message.get("content")) if b.get("type") == "text"]
@@ -292,7 +311,7 @@ def _system_blocks(messages: list[Message]) -> list[Block]:
     return blocks
 
 
-def _tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
+def tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
     """A tool schema in Anthropic form; an OpenAI ``{"type": "function"}`` schema is accepted."""
     if tool.get("type") == "function" and isinstance(tool.get("function"), dict):
         function = tool["function"]
@@ -317,13 +336,13 @@ def to_anthropic_request(
     in ``tools`` (none offered, or a tool set that changed) and their results are sent as text.
     """
     system = [m for m in messages if m.get("role") == "system"]
-    turns = [_message_turn(m) for m in messages if m.get("role") != "system"]
+    turns = [message_turn(m) for m in messages if m.get("role") != "system"]
     wire = _pair_tool_results(_merge_turns(turns))
-    schemas = [_tool_schema(t) for t in tools or []]
+    schemas = [tool_schema(t) for t in tools or []]
     wire = _tool_blocks_as_text(wire, {str(t.get("name")) for t in schemas})
     wire = _finish_turns(wire)
     return {
-        "system": _system_blocks(system),
+        "system": system_blocks(system),
         "messages": wire,
         "tools": schemas,
     }

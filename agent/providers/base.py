@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
+from agent.prompt_caching import MarkedHistory
 from agent.types import Message, ModelResponse
 
 ProviderName = Literal["anthropic", "openrouter", "openai_compat"]
@@ -49,6 +50,42 @@ class Provider(ABC):
     @abstractmethod
     async def aclose(self) -> None:
         """Release the HTTP client."""
+
+    def open_session(self) -> ProviderSession:
+        """Per-session request state for one chat session's calls (one per agent loop).
+
+        The default keeps nothing; providers that can reuse the previous call's conversion
+        return a session that does.
+        """
+        return ProviderSession(self)
+
+
+class ProviderSession:
+    """One chat session's calls to a provider, for providers that keep work across calls.
+
+    :meth:`complete` takes the session's history with its cache-marked copies laid over it;
+    between two calls the history may only grow (or the marks move). After anything else (a
+    compaction, an edit in place) call :meth:`reset`. Raises what ``Provider.complete`` raises.
+    """
+
+    def __init__(self, provider: Provider) -> None:
+        self.provider = provider
+
+    async def complete(
+        self,
+        history: MarkedHistory,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int,
+        model: str | None = None,
+    ) -> ModelResponse:
+        """One model call for the session's history (the stateless default converts it all)."""
+        return await self.provider.complete(
+            history.materialize(), tools=tools, max_tokens=max_tokens, model=model
+        )
+
+    def reset(self) -> None:
+        """Forget work kept from earlier calls (the history was replaced or edited)."""
 
 
 def without_bookkeeping(message: Message) -> Message:
