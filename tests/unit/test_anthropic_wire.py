@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.prompt_caching import MarkedHistory, cache_breakpoints
-from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
 from agent.providers import wire_body
+from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
 from agent.providers.wire_body import FREEZE_BATCH, EncodedRun
 
 TOOLS = {
