@@ -1,6 +1,8 @@
 """HTTP control API of the Anthropic emulator, for a test that drives it from another process.
 
 - ``POST /_emulator/clock/advance {"seconds": x}`` -> ``{"now": t}``
+- ``POST /_emulator/clock/set {"now": t}`` -> ``{"now": t}`` (forward only, e.g. to a message's
+  epoch time in a replay; an earlier time is a 400)
 - ``GET /_emulator/stats`` -> the `EmulatorStats` as JSON
 - ``GET /_emulator/requests`` -> every `RequestRecord` as JSON
 - ``POST /_emulator/faults {"kind": ..., "count": ..., ...}`` -> ``{"pending": n}``
@@ -60,6 +62,11 @@ def add_control_routes(app: web.Application, emulator: AnthropicEmulator) -> Non
         emulator.clock.advance(float(payload["seconds"]))
         return web.json_response({"now": emulator.clock.now()})
 
+    async def set_clock(request: web.Request) -> web.Response:
+        payload = await _payload(request)
+        emulator.clock.advance_to(float(payload["now"]))
+        return web.json_response({"now": emulator.clock.now()})
+
     async def stats(request: web.Request) -> web.Response:
         return web.json_response(emulator.stats.to_dict())
 
@@ -77,6 +84,7 @@ def add_control_routes(app: web.Application, emulator: AnthropicEmulator) -> Non
         return web.json_response({"context_length": emulator.context_length})
 
     app.router.add_post(f"{CONTROL_PREFIX}/clock/advance", _guarded(advance_clock))
+    app.router.add_post(f"{CONTROL_PREFIX}/clock/set", _guarded(set_clock))
     app.router.add_get(f"{CONTROL_PREFIX}/stats", _guarded(stats))
     app.router.add_get(f"{CONTROL_PREFIX}/requests", _guarded(requests))
     app.router.add_post(f"{CONTROL_PREFIX}/faults", _guarded(faults))

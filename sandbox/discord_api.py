@@ -113,6 +113,7 @@ class DiscordEmulator:
         mention_bot: bool = False,
         message_id: int | None = None,
         deliver: bool = True,
+        sent_at: float | None = None,
     ) -> dict:
         """A user posts a message; the bot receives MESSAGE_CREATE. Returns the message object.
 
@@ -121,7 +122,9 @@ class DiscordEmulator:
         use). The message is kept in the channel's history (GET /channels/{id}/messages). Its
         MESSAGE_CREATE is dropped before any bot has identified, as on Discord; with `deliver`
         False it is never dispatched: a message posted while the bot was offline, which a
-        fresh IDENTIFY does not bring back and only the history shows.
+        fresh IDENTIFY does not bring back and only the history shows. ``sent_at`` (epoch
+        seconds) dates the message (``timestamp`` and the id's time part, which discord.py reads
+        as ``created_at``), e.g. with a replayed transcript's times.
         """
         self.world.add_user(author_id, author_name)
         channel_guild = self.world.guild_of_channel(channel_id)
@@ -132,7 +135,9 @@ class DiscordEmulator:
             self.world.ensure_dm_channel(author_id, channel_id)
         if mention_bot:
             content = f"<@{self.bot_id}> {content}"
-        message = self.world.create_message(channel_id, author_id, content, message_id=message_id)
+        message = self.world.create_message(
+            channel_id, author_id, content, message_id=message_id, sent_at=sent_at
+        )
         if deliver:
             self.gateway.dispatch("MESSAGE_CREATE", message)
         return dict(message)

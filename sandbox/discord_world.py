@@ -50,19 +50,44 @@ def iso_now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def iso_at(moment: float) -> str:
+    """An epoch time as Discord writes timestamps."""
+    return datetime.fromtimestamp(moment, UTC).isoformat()
+
+
+def _snowflake_base(moment_ms: int) -> int:
+    return (moment_ms - DISCORD_EPOCH_MS) << SNOWFLAKE_TIMESTAMP_SHIFT
+
+
 class SnowflakeFactory:
-    """Makes unique, increasing snowflakes whose timestamp part is the real creation time."""
+    """Makes unique snowflakes whose timestamp part is the creation time.
+
+    `next` stamps the real time and is increasing; `at` stamps a given time (a replayed
+    transcript's), so ids made with it follow those times, not the order they were made in.
+    """
 
     def __init__(self) -> None:
         self._last = 0
+        self._stamped: set[int] = set()
         self._lock = threading.Lock()
 
     def next(self) -> int:
-        """A fresh snowflake, larger than every one made before."""
+        """A fresh snowflake, larger than every one `next` made before."""
         with self._lock:
-            candidate = (int(time.time() * 1000) - DISCORD_EPOCH_MS) << SNOWFLAKE_TIMESTAMP_SHIFT
-            self._last = max(candidate, self._last + 1)
-            return self._last
+            candidate = max(_snowflake_base(int(time.time() * 1000)), self._last + 1)
+            while candidate in self._stamped:
+                candidate += 1
+            self._last = candidate
+            return candidate
+
+    def at(self, moment: float) -> int:
+        """A fresh snowflake whose timestamp part is ``moment`` (epoch seconds)."""
+        with self._lock:
+            candidate = _snowflake_base(int(moment * 1000))
+            while candidate in self._stamped or candidate == self._last:
+                candidate += 1
+            self._stamped.add(candidate)
+            return candidate
 
 
 @dataclass
@@ -284,16 +309,26 @@ class DiscordWorld:
         reply_to: JSON | None = None,
         attachments: list[JSON] | None = None,
         nonce: str | int | None = None,
+        sent_at: float | None = None,
     ) -> JSON:
-        """Store a new message in a known channel and return its full message object."""
+        """Store a new message in a known channel and return its full message object.
+
+        ``sent_at`` (epoch seconds) is the message's time (its ``timestamp`` and, unless
+        ``message_id`` is given, its id's timestamp part); by default the real time.
+        """
         guild_id = self.guild_of_channel(channel_id)
-        new_id = message_id if message_id is not None else self.snowflakes.next()
+        if message_id is not None:
+            new_id = message_id
+        elif sent_at is not None:
+            new_id = self.snowflakes.at(sent_at)
+        else:
+            new_id = self.snowflakes.next()
         message: JSON = {
             "id": str(new_id),
             "channel_id": str(channel_id),
             "author": dict(self.users[author_id]),
             "content": content,
-            "timestamp": iso_now(),
+            "timestamp": iso_now() if sent_at is None else iso_at(sent_at),
             "edited_timestamp": None,
             "tts": False,
             "mention_everyone": False,

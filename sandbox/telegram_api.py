@@ -165,13 +165,16 @@ class TelegramEmulator:
         message_thread_id: int | None = None,
         reply_to_bot: bool = False,
         entities: list[dict[str, Any]] | None = None,
+        date: int | None = None,
     ) -> Update:
         """Queue an Update carrying a user's message and return it (update_id, message).
 
         Commands ("/new") get a bot_command entity and "@username" a mention entity, as
         Telegram adds them; pass `entities` to set them yourself. In a private chat the user id
         defaults to the chat id. A text over 4096 UTF-16 units arrives as several consecutive
-        messages (as Telegram apps send a long paste); the first update is returned.
+        messages (as Telegram apps send a long paste); the first update is returned. ``date``
+        (epoch seconds) stamps the message with a time of your choosing, e.g. a transcript's
+        own time in a replay; by default it is the emulator's clock.
         """
         if chat_type == "private" and user_id is None:
             user_id = chat_id
@@ -185,7 +188,7 @@ class TelegramEmulator:
             found = entities if entities is not None else detect_entities(piece)
             piece_text, piece_entities = trim_text(piece, found)  # Telegram trims every message
             message = self._directory.add_message(
-                chat_id, user, piece_text, piece_entities, message_thread_id, reply_to
+                chat_id, user, piece_text, piece_entities, message_thread_id, reply_to, date=date
             )
             pushed.append(self._updates.push("message", message))
         self._updates_changed.notify()

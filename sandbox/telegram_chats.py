@@ -96,14 +96,20 @@ class ChatDirectory:
         entities: list[Entity],
         thread_id: int | None = None,
         reply_to: ApiObject | None = None,
+        *,
+        date: int | None = None,
     ) -> ApiObject:
-        """Store a new message in a chat under its next message id and return it."""
+        """Store a new message in a chat under its next message id and return it.
+
+        ``date`` (epoch seconds) overrides the emulator's clock as the message's time.
+        """
         record = self._chats[chat_id]
         message: ApiObject = {"message_id": record.next_message_id}
         record.next_message_id += 1
         if thread_id is not None:
             message["message_thread_id"] = thread_id
-        message.update({"from": sender, "chat": record.chat, "date": self.now()})
+        when = self.now() if date is None else int(date)
+        message.update({"from": sender, "chat": record.chat, "date": when})
         if reply_to is not None:
             message["reply_to_message"] = {
                 key: value for key, value in reply_to.items() if key != "reply_to_message"

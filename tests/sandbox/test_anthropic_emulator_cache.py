@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import anthropic
 import pytest
 from anthropic.types import Usage
@@ -20,6 +21,7 @@ SONNET = "claude-sonnet-4-5"
 HAIKU_45 = "claude-haiku-4-5"
 EPHEMERAL = {"type": "ephemeral"}
 ONE_HOUR = {"type": "ephemeral", "ttl": "1h"}
+EPOCH_MORNING = 1_796_288_400  # 2026-12-01 08:00 UTC, a transcript's own time
 # About 1,500 tokens: above Sonnet's 1,024 minimum, below Haiku 4.5's 4,096.
 LONG_SYSTEM_TEXT = "You are the house assistant. Keep answers short and friendly. " * 95
 
@@ -177,6 +179,30 @@ async def test_a_hit_refreshes_the_ttl(
     emulator.clock.advance(200)  # 400 s after the write, 200 s after the refreshing hit
 
     assert (await send(emulator, client, body)).cache_read_input_tokens == system_tokens(emulator)
+
+
+async def test_a_replay_sets_the_clock_to_message_times_and_the_ttl_follows_them(
+    emulator: AnthropicEmulator, client: anthropic.AsyncAnthropic
+) -> None:
+    body = request([turn("user", "hello")], system=cached_system())
+    control = f"{emulator.base_url}/_emulator/clock/set"
+    async with aiohttp.ClientSession() as session:
+        async with session.post(control, json={"now": EPOCH_MORNING}) as moved:
+            assert (await moved.json())["now"] == EPOCH_MORNING
+        written = await send(emulator, client, body)
+        emulator.clock.advance_to(EPOCH_MORNING + 299)  # 299 s later: still warm, refreshed
+        warm = await send(emulator, client, body)
+        emulator.clock.advance_to(EPOCH_MORNING + 299 + 300)  # exactly 5 min after the hit
+        cold = await send(emulator, client, body)
+        async with session.post(control, json={"now": EPOCH_MORNING}) as backwards:
+            refused = await backwards.json()
+
+    assert written.cache_creation_input_tokens == system_tokens(emulator)
+    assert warm.cache_read_input_tokens == system_tokens(emulator)
+    assert cold.cache_read_input_tokens == 0
+    assert cold.cache_creation_input_tokens == system_tokens(emulator)
+    assert backwards.status == 400 and "back" in refused["error"]
+    assert emulator.clock.now() == EPOCH_MORNING + 599
 
 
 @pytest.mark.parametrize(("new_blocks", "expect_read"), [(20, True), (21, False)])

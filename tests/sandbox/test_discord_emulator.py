@@ -7,6 +7,7 @@ import io
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 
 import aiohttp
 import pytest
@@ -26,6 +27,7 @@ THREAD_ID = 700000000000000020
 DM_ID = 700000000000000030
 ALICE_ID = 1001
 WAIT_S = 5.0
+TRANSCRIPT_TIME = 1_700_000_000.25  # 2023-11-14, long before the real clock
 GUILD_READY_TIMEOUT_S = 0.05
 
 EmulatorFactory = Callable[..., Awaitable[DiscordEmulator]]
@@ -151,6 +153,27 @@ async def test_dm_message_is_answered_in_the_same_dm_channel(
     assert bot.received[0].author.id == ALICE_ID
     # Discord echoes the bot's own message back over the gateway, and so does the emulator.
     assert bot.own_echoes[0].content == "echo: hello there"
+
+
+async def test_a_pushed_message_can_carry_a_transcript_time_in_its_timestamp_and_id(
+    make_emulator: EmulatorFactory,
+) -> None:
+    emulator = await make_emulator()
+    async with running(EchoBot(), emulator) as bot:
+        first = emulator.push_message(DM_ID, "older", author_id=ALICE_ID, sent_at=TRANSCRIPT_TIME)
+        second = emulator.push_message(
+            DM_ID, "same second", author_id=ALICE_ID, sent_at=TRANSCRIPT_TIME
+        )
+        emulator.push_message(DM_ID, "live", author_id=ALICE_ID)
+        await bot.wait_until(lambda: len(bot.received) == 3)
+
+    transcript_time = datetime.fromtimestamp(TRANSCRIPT_TIME, UTC)
+    older, same_second, live = bot.received
+    assert older.created_at == same_second.created_at == transcript_time
+    assert discord.utils.snowflake_time(older.id) == transcript_time
+    assert first["id"] != second["id"]
+    assert datetime.fromisoformat(first["timestamp"]) == transcript_time
+    assert live.created_at > transcript_time
 
 
 async def test_guild_mention_arrives_from_a_member_with_the_bot_among_mentions(

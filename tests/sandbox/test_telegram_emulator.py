@@ -39,6 +39,7 @@ from sandbox.telegram_markup import format_message_text
 ALICE = 42
 GROUP = -1001234567890
 POLL_TIMEOUT = 1
+TRANSCRIPT_TIME = 1_700_000_000  # 2023-11-14, long before the emulator clock
 GUARD_SECONDS = 5.0  # generous upper bound so a hang fails the test instead of freezing it
 
 
@@ -113,6 +114,21 @@ async def test_echo_bot_answers_a_private_message_over_real_polling(
     assert sent[0]["message_id"] == pushed["message"]["message_id"] + 1  # ids are per chat
     methods = [name for name, _ in emulator.calls]
     assert methods[:3] == ["getMe", "deleteWebhook", "getUpdates"]
+
+
+async def test_a_pushed_message_can_carry_a_transcript_time_as_its_date(
+    emulator: TelegramEmulator,
+) -> None:
+    echo = EchoBot()
+    async with echo.running(emulator):
+        emulator.push_message(ALICE, "from an old transcript", date=TRANSCRIPT_TIME)
+        emulator.push_message(ALICE, "live")
+        await emulator.wait_for_sent(ALICE, 2)
+
+    dated, live = (update.message for update in echo.handled)
+    assert dated is not None and live is not None
+    assert dated.date == dtm.datetime.fromtimestamp(TRANSCRIPT_TIME, dtm.UTC)
+    assert live.date > dated.date  # the default stays the emulator's clock
 
 
 async def test_a_confirmed_update_is_not_delivered_again_but_redeliver_repeats_it(
