@@ -1,0 +1,144 @@
+"""The scripted model of the overnight replay: the Anthropic emulator's reply function.
+
+A turn's request is answered with the transcript's scripted reply for the message in flight (the
+replay sends one message at a time, so that is always known). A compaction's summary request
+("structured summary" in its last user text) is answered with a summary of realistic size:
+the emulator's structured summary (its facts survive from one summary to the next), padded with
+prose to ``SUMMARY_BASE_TOKENS + SUMMARY_SHARE x the request's prompt``, at most
+``SUMMARY_CAP_TOKENS`` and the request's ``max_tokens``. Each summary carries a reference line
+(``Summary reference C<conversation>-<n>``) so the replay can check that every summary request
+contains the newest summary the daemon applied before it (an update, not a fresh start).
+
+``summary_delay`` makes every summary request take that long (a slow summary model), so the
+replay can measure how long a user waits for a compaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.transcripts import ProseWriter
+from sandbox.anthropic_prompt import count_prompt_tokens, text_tokens
+from sandbox.anthropic_replies import Reply, last_user_message, request_seed, user_text
+from sandbox.anthropic_summary import is_summary_request, structured_summary
+
+SUMMARY_BASE_TOKENS = 500
+SUMMARY_SHARE = 0.12
+"""A summary grows with what it covers: about an eighth of the summary request's prompt..."""
+SUMMARY_CAP_TOKENS = 2_000
+"""...up to this (real summary models rarely write more for chat, whatever the budget)."""
+_REFERENCE = re.compile(r"Summary reference C(\d+)-(\d+)")
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """One summary request: its conversation, its number there (from 1), and the numbers of
+    that conversation's earlier summaries it contains."""
+
+    conversation: int
+    number: int
+    contains: frozenset[int]
+
+
+@dataclass
+class SummaryLog:
+    """What the scripted model saw of summary requests, in order."""
+
+    requests: list[SummaryRequest] = field(default_factory=list)
+
+    def next_number(self, conversation: int) -> int:
+        """The number the conversation's next summary gets."""
+        return 1 + sum(r.conversation == conversation for r in self.requests)
+
+    def missing_previous(self, applied: set[tuple[int, int]]) -> int:
+        """Requests that lack their conversation's newest earlier summary that was applied.
+
+        ``applied`` holds the (conversation, number) of the summaries the daemon put into a
+        context; a summary it never used (a skipped compaction) need not be updated.
+        """
+        missing = 0
+        for request in self.requests:
+            earlier = [
+                number
+                for conversation, number in applied
+                if conversation == request.conversation and number < request.number
+            ]
+            if earlier and max(earlier) not in request.contains:
+                missing += 1
+        return missing
+
+
+def summary_references(text: str) -> set[tuple[int, int]]:
+    """The (conversation, number) of every summary reference in ``text``."""
+    return {(int(c), int(n)) for c, n in _REFERENCE.findall(text)}
+
+
+class ScriptedModel:
+    """Reply function for `AnthropicEmulator(reply_fn=...)`; set `in_flight_turn` per message."""
+
+    def __init__(self, *, summary_delay: float = 0.0) -> None:
+        self.summary_delay = summary_delay
+        self.reply = ""
+        """The scripted reply to the message in flight."""
+        self.conversation = -1
+        """The conversation of the message in flight (a first summary belongs to it)."""
+        self.in_flight = 0
+        """Requests being answered right now (a slow summary included)."""
+        self.summaries = SummaryLog()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def expect(self, conversation: int, reply: str) -> None:
+        """The next turn's requests answer ``reply`` for ``conversation``."""
+        self.conversation = conversation
+        self.reply = reply
+
+    async def settled(self) -> None:
+        """Return once no request is being answered."""
+        await self._idle.wait()
+
+    async def __call__(self, body: dict[str, Any]) -> Reply | str:
+        self.in_flight += 1
+        self._idle.clear()
+        try:
+            if is_summary_request(user_text(last_user_message(body.get("messages", [])))):
+                return await self._summary(body)
+            return self.reply
+        finally:
+            self.in_flight -= 1
+            if not self.in_flight:
+                self._idle.set()
+
+    async def _summary(self, body: dict[str, Any]) -> str:
+        references = summary_references(json.dumps(body))
+        conversations = {conversation for conversation, _ in references}
+        conversation = min(conversations) if len(conversations) == 1 else self.conversation
+        number = self.summaries.next_number(conversation)
+        contains = frozenset(n for c, n in references if c == conversation)
+        self.summaries.requests.append(SummaryRequest(conversation, number, contains))
+        if self.summary_delay:
+            await asyncio.sleep(self.summary_delay)
+        target = min(
+            int(body.get("max_tokens", SUMMARY_CAP_TOKENS)),
+            SUMMARY_CAP_TOKENS,
+            round(SUMMARY_BASE_TOKENS + SUMMARY_SHARE * count_prompt_tokens(body)),
+        )
+        return summary_text(body, f"Summary reference C{conversation}-{number}", target)
+
+
+def summary_text(body: dict[str, Any], reference: str, target_tokens: int) -> str:
+    """The emulator's structured summary with ``reference`` among its facts, padded with
+    deterministic prose to about ``target_tokens`` tokens."""
+    reference_line = f"- {reference}."
+    text = structured_summary(body, max(1, target_tokens - text_tokens(reference_line) - 1))
+    text = f"{text}\n{reference_line}"
+    missing = target_tokens - text_tokens(text) - 1
+    if missing > 0:
+        writer = ProseWriter(random.Random(request_seed(body)))
+        text = f"{text}\n{writer.prose(missing)}"
+    return text

@@ -1,0 +1,312 @@
+"""One replay of a transcript set through the real daemon, under one policy and one window.
+
+Everything of ours runs for real in this process: the :class:`~gateway.run.Gateway` with the
+real python-telegram-bot client polling the Telegram emulator, session workers, the agent loop,
+compaction and a SQLite store in a temporary directory. The model is the Anthropic emulator,
+whose cache accounting runs on a clock set to each message's transcript time before it is sent
+(the message also carries that time as its Telegram ``date``), and whose replies are scripted
+(:mod:`bench.overnight_model`).
+
+Messages are sent one at a time in time order over all conversations. After each reply the
+replay waits until the daemon is quiet (the session's turn closed, no model request running,
+e.g. a compaction in the background), as it would be 20 s later when the next message comes;
+then the clock moves to the next message's time. Each request the emulator answered is
+attributed to the message in flight when it arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.gateway_load import MODEL_KEY_ENV, TELEGRAM_TOKEN_ENV
+from bench.overnight_costs import CostBreakdown, breakdown
+from bench.overnight_model import ScriptedModel, summary_references
+from bench.transcripts import TranscriptSet, Turn
+from gateway.app import App, open_app
+from gateway.config import parse_config
+from gateway.run import Gateway
+from gateway.store.db import default_database_url
+from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.anthropic_records import TrafficTotals
+from sandbox.telegram_api import TelegramEmulator
+
+MAIN_MODEL = "claude-sonnet-4-5"
+FIRST_CHAT_ID = 20_000
+"""Telegram chat (and user) id of conversation 0; the others follow."""
+PLATFORM = "telegram"
+POLL_TIMEOUT_SECONDS = 10
+REPLY_TIMEOUT_SECONDS = 90.0
+"""How long one message may wait for its reply before it counts as lost (a blocking
+compaction with a slow summary model included)."""
+SETTLE_POLL_SECONDS = 0.002
+REPLY_PREFIX_CHARS = 40
+"""A sent message starting like the scripted reply is the reply (the rest are notices)."""
+STOP_GRACE_SECONDS = 10.0
+TOO_LONG_PREFIX = "prompt is too long"
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    """What one replay runs: a policy's name, the window, and its config overrides."""
+
+    policy: str
+    window: int
+    overrides: dict[str, Any]
+
+
+@dataclass
+class ReplayResult:
+    """What one replay measured and every way it fell short."""
+
+    run: PolicyRun
+    turns: int = 0
+    visits: int = 0
+    costs: CostBreakdown = field(default_factory=CostBreakdown)
+    answered: int = 0
+    notices: int = 0
+    requests: int = 0
+    invalid_requests: int = 0
+    """Requests the emulator refused with a 400 (over-window prompts included)."""
+    over_window: int = 0
+    summary_requests: int = 0
+    summaries_without_previous: int = 0
+    """Summary requests without the newest summary applied before them (not an update)."""
+    tokens_by_model: dict[str, TrafficTotals] = field(default_factory=dict)
+    """The emulator's own token totals per model (answered requests)."""
+    compactions: Counter[str] = field(default_factory=Counter)
+    """Stored compactions by ``trigger/outcome``."""
+    compaction_waits: list[float] = field(default_factory=list)
+    """Seconds to the reply, for messages during whose turn a summary was requested."""
+    waits: list[float] = field(default_factory=list)
+    """Seconds to the reply, for every message."""
+    wall_seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def lost(self) -> int:
+        """Messages without their reply, or not stored as they were sent."""
+        return sum(1 for problem in self.problems if problem.startswith("lost"))
+
+
+def replay_config(
+    home: Path,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    system_prompt: str,
+    run: PolicyRun,
+) -> dict[str, Any]:
+    """The daemon's config for one replay (before parsing), the policy's overrides merged."""
+    config: dict[str, Any] = {
+        "model": {
+            "name": MAIN_MODEL,
+            "base_url": anthropic.base_url,
+            "api_key_env": MODEL_KEY_ENV,
+            "context_length": run.window,
+            "max_retries": 0,
+        },
+        "database": {"url": default_database_url(home)},
+        "agent": {"system_prompt": system_prompt},
+        "platforms": {
+            "telegram": {
+                "enabled": True,
+                "token_env": TELEGRAM_TOKEN_ENV,
+                "base_url": telegram.base_url,
+                "base_file_url": telegram.base_file_url,
+                "allow_all": True,
+                "poll_timeout": POLL_TIMEOUT_SECONDS,
+                "rate_limit_per_second": 0,
+                "rate_limit_per_group_per_minute": 0,
+                "typing_delay": REPLY_TIMEOUT_SECONDS,
+            }
+        },
+        "logging": {"level": "WARNING"},
+    }
+    return merge(config, run.overrides)
+
+
+def merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` merged in, section by section (neither is changed)."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+class _Replayer:
+    """The replay of one run: sends each message, waits for its reply and for quiet."""
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        telegram: TelegramEmulator,
+        anthropic: AnthropicEmulator,
+        model: ScriptedModel,
+        result: ReplayResult,
+    ) -> None:
+        self.gateway = gateway
+        self.telegram = telegram
+        self.anthropic = anthropic
+        self.model = model
+        self.result = result
+        self.pushed: dict[int, list[int]] = {}
+        self.request_at_visit_start: list[bool] = []
+
+    async def send(self, turn: Turn) -> None:
+        """One message: clock to its time, push, wait for the reply, then for quiet."""
+        chat_id = FIRST_CHAT_ID + turn.conversation
+        self._attribute_requests(previous_visit_start=None)
+        self.model.expect(turn.conversation, turn.reply)
+        self.anthropic.clock.advance_to(turn.sent_at)
+        summaries_before = len(self.model.summaries.requests)
+        seen = len(self.telegram.sent_messages(chat_id))
+        started = time.perf_counter()
+        update = self.telegram.push_message(chat_id, turn.text, date=turn.sent_at)
+        self.pushed.setdefault(chat_id, []).append(update["message"]["message_id"])
+        answered = await self._wait_for_reply(chat_id, seen, turn)
+        waited = time.perf_counter() - started
+        self.result.waits.append(waited)
+        if len(self.model.summaries.requests) > summaries_before:
+            self.result.compaction_waits.append(waited)
+        if answered:
+            self.result.answered += 1
+        await self._settle(f"{PLATFORM}:{chat_id}")
+        self._attribute_requests(previous_visit_start=turn.visit_start)
+
+    def _attribute_requests(self, previous_visit_start: bool | None) -> None:
+        """Requests that arrived since the last call belong to the message just handled."""
+        arrived = len(self.anthropic.requests) - len(self.request_at_visit_start)
+        self.request_at_visit_start += [bool(previous_visit_start)] * arrived
+
+    async def _wait_for_reply(self, chat_id: int, seen: int, turn: Turn) -> bool:
+        expected = turn.reply[:REPLY_PREFIX_CHARS]
+        deadline = time.monotonic() + REPLY_TIMEOUT_SECONDS
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                sent = await self.telegram.wait_for_sent(chat_id, seen + 1, timeout=remaining)
+            except TimeoutError:
+                break
+            for message in sent[seen:]:
+                if str(message.get("text", "")).startswith(expected):
+                    return True
+                self.result.notices += 1
+            seen = len(sent)
+        self.result.problems.append(
+            f"lost: conversation {turn.conversation} message {turn.index} got no reply"
+        )
+        return False
+
+    async def _settle(self, key: str) -> None:
+        """Wait until the session's turn is closed and no model request is running."""
+        while True:
+            # The workers offer no event to wait on; the poll is short and only a benchmark's.
+            while self.gateway.workers.is_running(key):  # noqa: ASYNC110
+                await asyncio.sleep(SETTLE_POLL_SECONDS)
+            await self.model.settled()
+            await asyncio.sleep(SETTLE_POLL_SECONDS)  # a background request on its way
+            if not self.gateway.workers.is_running(key) and not self.model.in_flight:
+                return
+
+
+async def check_store(
+    app: App, pushed: dict[int, list[int]], result: ReplayResult
+) -> set[tuple[int, int]]:
+    """Every message is closed and stored once, in order; count the stored compactions.
+
+    Returns the references of the summaries the compactions applied.
+    """
+    repo = app.repo
+    applied: set[tuple[int, int]] = set()
+    for chat_id, message_ids in pushed.items():
+        key = f"{PLATFORM}:{chat_id}"
+        for message_id in message_ids:
+            record = await repo.get_inbound(PLATFORM, f"{chat_id}:{message_id}")
+            if record is None or record.status != "done":
+                status = record.status if record else "missing"
+                result.problems.append(f"lost: {key} inbound {message_id} is {status}")
+        sessions = await repo.list_sessions(key=key)
+        if len(sessions) != 1:
+            result.problems.append(f"lost: {len(sessions)} sessions stored for {key}")
+            continue
+        stored = await repo.all_messages(sessions[0].id)
+        # A compaction stores the messages it keeps again, under their platform ids, and its
+        # summary as a user message of no platform.
+        sources = list(
+            dict.fromkeys(
+                m.platform_message_id
+                for m in stored
+                if m.role == "user" and m.platform_message_id is not None
+            )
+        )
+        if sources != [f"{chat_id}:{message_id}" for message_id in message_ids]:
+            result.problems.append(f"lost: {key} stores {len(sources)} of {len(message_ids)}")
+        for compaction in await repo.list_compactions(sessions[0].id):
+            result.compactions[f"{compaction.trigger}/{compaction.outcome}"] += 1
+            if compaction.summary_message_id is not None:  # the summary went into the context
+                applied |= summary_references(compaction.summary or "")
+    return applied
+
+
+def _count_refusals(anthropic: AnthropicEmulator, result: ReplayResult) -> None:
+    result.requests = len(anthropic.requests)
+    for record in anthropic.requests:
+        if record.status == 400:
+            result.invalid_requests += 1
+            if (record.error_message or "").startswith(TOO_LONG_PREFIX):
+                result.over_window += 1
+        elif record.status != 200:
+            result.problems.append(f"model request failed: {record.status} {record.error_type}")
+
+
+async def replay(
+    transcripts: TranscriptSet,
+    run: PolicyRun,
+    *,
+    summary_delay: float = 0.0,
+    conversations: int | None = None,
+) -> ReplayResult:
+    """Replay the set (its first ``conversations`` only, when given) and measure it."""
+    timeline = [
+        turn
+        for turn in transcripts.timeline
+        if conversations is None or turn.conversation < conversations
+    ]
+    result = ReplayResult(run, turns=len(timeline), visits=sum(t.visit_start for t in timeline))
+    model = ScriptedModel(summary_delay=summary_delay)
+    started = time.perf_counter()
+    async with (
+        TelegramEmulator() as telegram,
+        AnthropicEmulator(context_length=run.window, reply_fn=model, record_bodies=False) as api,
+    ):
+        # Secrets reach the daemon through the environment only, as in production.
+        os.environ[TELEGRAM_TOKEN_ENV] = telegram.token
+        os.environ[MODEL_KEY_ENV] = "bench-key"
+        with tempfile.TemporaryDirectory(prefix="hermes-overnight-") as home:
+            raw = replay_config(Path(home), telegram, api, transcripts.system_prompt, run)
+            async with open_app(parse_config(raw)) as app:
+                gateway = Gateway(app)
+                await gateway.start()
+                replayer = _Replayer(gateway, telegram, api, model, result)
+                try:
+                    for turn in timeline:
+                        await replayer.send(turn)
+                finally:
+                    await gateway.stop(grace_seconds=STOP_GRACE_SECONDS)
+                applied = await check_store(app, replayer.pushed, result)
+        replayer._attribute_requests(previous_visit_start=None)
+        _count_refusals(api, result)
+        result.tokens_by_model = dict(api.stats.by_model)
+        result.costs = breakdown(api.requests, replayer.request_at_visit_start, MAIN_MODEL)
+    result.summary_requests = len(model.summaries.requests)
+    result.summaries_without_previous = model.summaries.missing_previous(applied)
+    result.wall_seconds = time.perf_counter() - started
+    return result
