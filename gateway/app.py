@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from gateway.config import Config, hermes_home
+from gateway.redaction import install_log_sanitizer
 from gateway.services import AgentServices, build_services
 from gateway.sessions import SessionManager
 from gateway.store.db import Store, default_database_url, open_store
@@ -30,19 +31,39 @@ def database_url(config: Config) -> str:
     return config.database.url or default_database_url(hermes_home())
 
 
+QUIET_LIBRARIES = (
+    "httpx",
+    "httpcore",
+    "telegram",
+    "discord",
+    "aiosqlite",
+    "alembic",
+    "anthropic",
+    "openai",
+)
+"""Libraries logged at WARNING or above whatever the level: at DEBUG they log request bodies
+and SQL parameters, so users' words."""
+
+
 def configure_logging(config: Config) -> None:
-    """Log to stderr at the configured level (never secrets: nothing logs keys or tokens)."""
+    """Log to stderr at the configured level (:data:`QUIET_LIBRARIES` at WARNING at least),
+    with secrets masked in every record."""
     logging.basicConfig(
         level=getattr(logging, config.logging.level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    for noisy in ("httpx", "httpcore", "telegram.ext", "discord", "aiosqlite", "alembic"):
+    for noisy in QUIET_LIBRARIES:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.root.level))
+    install_log_sanitizer(config)
 
 
 @asynccontextmanager
 async def open_app(config: Config) -> AsyncIterator[App]:
-    """Open the store (applying migrations), build services and a session manager."""
+    """Open the store (applying migrations), build services and a session manager.
+
+    Secrets are masked in the log from here on, also when the caller configured logging itself.
+    """
+    install_log_sanitizer(config)
     store = await open_store(database_url(config))
     try:
         repo = Repository(store)
