@@ -110,6 +110,7 @@ class TelegramSettings(_Section):
     base_file_url: str | None = None
     allowed_users: list[int | str] = Field(default_factory=list)
     allow_all: bool = False
+    admin_users: list[int | str] = Field(default_factory=list)
     per_user_sessions_in_groups: bool = False
     poll_timeout: Annotated[int, Field(ge=1, le=50)] = 30
     watchdog_seconds: Annotated[float, Field(gt=0)] = 120.0
@@ -149,6 +150,7 @@ class DiscordSettings(_Section):
     gateway_url: str | None = None
     allowed_users: list[int | str] = Field(default_factory=list)
     allow_all: bool = False
+    admin_users: list[int | str] = Field(default_factory=list)
     require_mention: bool = True
     catch_up_messages: Annotated[int, Field(ge=0, le=1000)] = 50
     typing_delay: Annotated[float, Field(ge=0)] = 0.5
