@@ -19,6 +19,23 @@ def _secret_check(env_name: str, what: str) -> tuple[str, str]:
     return FAIL, f"{what}: {env_name} is not set (export it or put it in .env)"
 
 
+async def _dead_letter_check(url: str) -> tuple[str, str]:
+    """How many updates were quarantined (a warning when any: someone should look at them)."""
+    from gateway.store import Repository, open_store
+
+    store = await open_store(url)
+    try:
+        count = await Repository(store).count_dead_letters()
+    finally:
+        await store.close()
+    if count == 0:
+        return OK, "quarantined updates: none"
+    return WARN, (
+        f"quarantined updates: {count} (updates that could not be parsed or recorded; "
+        "kept raw with the reason in the dead_letters table)"
+    )
+
+
 async def run_doctor(config: Config) -> int:
     """Print the checks; exit 1 when any failed."""
     from gateway.store.db import upgrade_database
@@ -57,6 +74,7 @@ async def run_doctor(config: Config) -> int:
     try:
         head = await upgrade_database(url)
         checks.append((OK, f"database {mask_url(url)} at revision {head}"))
+        checks.append(await _dead_letter_check(url))
     except Exception as exc:  # any driver error is reported, not raised
         checks.append((FAIL, f"database {mask_url(url)}: {type(exc).__name__}: {exc}"))
     for status, text in checks:

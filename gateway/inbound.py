@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+import re
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""Half of a UTF-16 pair on its own (JSON allows ``"\\ud800"``); no encoding can store it."""
+REPLACEMENT_CHARACTER = "\ufffd"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +36,8 @@ class InboundMessage:
     mentioned: bool = False
     may_continue: bool = False
     sent_at: float | None = None
+    attachments: tuple[str, ...] = ()
+    """Kinds of content the message carried besides its text ("photo", "voice", ...)."""
 
     @property
     def is_group(self) -> bool:
@@ -45,4 +52,28 @@ class InboundMessage:
     def from_payload(cls, payload: dict[str, Any]) -> InboundMessage:
         """Rebuild a message stored with :meth:`to_payload` (unknown keys are ignored)."""
         known = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in payload.items() if key in known})
+        values = {key: value for key, value in payload.items() if key in known}
+        values["attachments"] = tuple(values.get("attachments") or ())
+        return cls(**values)
+
+    def repaired(self) -> InboundMessage:
+        """The message with every text field storable and sendable (see :func:`repair_text`)."""
+        changes: dict[str, Any] = {
+            f.name: repair_text(value)
+            for f in fields(self)
+            if isinstance(value := getattr(self, f.name), str) and repair_text(value) != value
+        }
+        return replace(self, **changes) if changes else self
+
+
+def repair_text(text: str) -> str:
+    """Text any database and platform accepts: a lone surrogate becomes U+FFFD, NUL is dropped.
+
+    Both come through JSON from a buggy client; UTF-8 cannot encode the one, PostgreSQL refuses
+    the other. The message is still answered, with this repaired text.
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, text)

@@ -1,4 +1,5 @@
-"""Texts for ``/usage`` and ``/status``: what a session cost and where its context stands."""
+"""Texts for ``/usage`` and ``/status``: what a session cost, where its context stands, and (for
+admins) how the daemon itself is doing."""
 
 from __future__ import annotations
 
@@ -60,3 +61,11 @@ def status_text(
             *([summary_line] if summary_line else []),
         ]
     )
+
+
+def health_text(quarantined: int, failures: dict[str, str | None]) -> str:
+    """The daemon's health for an admin's ``/status``: quarantined updates, each adapter."""
+    lines = [f"Quarantined updates: {quarantined} (table dead_letters; see hermes doctor)"]
+    for name, failure in failures.items():
+        lines.append(f"{name}: {'running' if failure is None else f'stopped: {failure}'}")
+    return "\n".join(lines)

@@ -21,14 +21,16 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
-from gateway.allowlist import Allowlist
+from gateway.allowlist import Allowlist, UserMatcher
 from gateway.app import App, configure_logging, open_app
+from gateway.attachments import unread_attachment_notice, unsupported_reply
 from gateway.commands import Command, parse_command
 from gateway.config import Config, ConfigError
 from gateway.delivery import Deliverer, RetryPolicy
 from gateway.event_loop import running_loop_name
 from gateway.inbound import InboundMessage
-from gateway.platforms.base import DeliveryTarget, PlatformAdapter
+from gateway.platforms.base import DeliveryTarget, PlatformAdapter, PlatformAuthError
+from gateway.reports import health_text
 from gateway.resume import resume_steps
 from gateway.session import SessionAddress, TurnSource
 from gateway.store.records import InboundLink
@@ -49,6 +51,8 @@ OVERHEAD_SAMPLES = 10_000
 EXIT_OK = 0
 EXIT_STARTUP_FAILED = 1
 EXIT_NOTHING_ENABLED = 2
+EXIT_NO_ADAPTER_LEFT = 3
+"""Every adapter stopped for good (e.g. its token was revoked): nothing left to serve."""
 
 STOPPED_TEXT = "Stopped. The answer in progress was cancelled."
 NOTHING_RUNNING_TEXT = "Nothing is running."
@@ -76,7 +80,11 @@ def build_adapters(config: Config) -> list[PlatformAdapter]:
 
 
 def merge_texts(batch: list[InboundMessage]) -> str:
-    """One turn's text: pieces of a client-split paste rejoin, messages with a blank line."""
+    """One turn's text: pieces of a client-split paste rejoin, messages with a blank line.
+
+    Messages without text (a photo without caption) add nothing.
+    """
+    batch = [message for message in batch if message.text] or batch[:1]
     text = batch[0].text
     for previous, message in itertools.pairwise(batch):
         if not previous.may_continue:
@@ -120,6 +128,10 @@ class Gateway:
                 platforms.discord.allowed_users, allow_all=platforms.discord.allow_all
             ),
         }
+        self.admins = {
+            "telegram": UserMatcher(platforms.telegram.admin_users),
+            "discord": UserMatcher(platforms.discord.admin_users),
+        }
         self.workers: SessionWorkers[InboundMessage] = SessionWorkers(
             self._handle_batch,
             mergeable=lambda m: parse_command(m.text) is None,
@@ -138,6 +150,11 @@ class Gateway:
         self._resumed = asyncio.Event()
         """Set once what the last run left pending is dispatched; live messages wait for it."""
         self._resumed_ids: set[tuple[str, str]] = set()
+        self.no_adapter_left = asyncio.Event()
+        """Set when every adapter has stopped for good: the daemon has nothing left to do."""
+        for adapter in self.adapters.values():
+            adapter.quarantine = self.app.repo.add_dead_letter
+            adapter.on_fatal = self._adapter_failed
         if "discord" in self.adapters:
             from gateway.platforms.discord import DiscordAdapter
 
@@ -146,9 +163,18 @@ class Gateway:
                 discord_adapter.catch_up_from = self._discord_catch_up_start
 
     async def start(self) -> None:
-        """Connect every adapter, log who we are, then handle what was left pending."""
+        """Connect every adapter, log who we are, then handle what was left pending.
+
+        An adapter whose token is rejected is left stopped (one ERROR says which variable to
+        fix) while the others serve; when none is left, :attr:`no_adapter_left` is set.
+        """
         for adapter in self.adapters.values():
-            identity = await adapter.start(self.receive)
+            try:
+                identity = await adapter.start(self.receive)
+            except PlatformAuthError as exc:
+                await adapter.stop()
+                adapter.fail(str(exc))
+                continue
             self.started.append(adapter.name)
             log.info("%s: connected as %s", adapter.name, identity)
         log.info("%s", self.app.services.caching_line)
@@ -161,6 +187,12 @@ class Gateway:
         finally:
             # Even a failed start must not leave live messages waiting forever.
             self._resumed.set()
+
+    def _adapter_failed(self, name: str, reason: str) -> None:
+        """An adapter stopped for good (it logged why); stop the daemon when none is left."""
+        if all(adapter.failure is not None for adapter in self.adapters.values()):
+            log.error("no platform adapter is left running; stopping")
+            self.no_adapter_left.set()
 
     async def _discord_catch_up_start(self) -> dict[str, str]:
         """Where Discord's catch-up starts: the newest message recorded per channel.
@@ -204,7 +236,11 @@ class Gateway:
     # -- receiving -------------------------------------------------------------------------
 
     async def receive(self, message: InboundMessage) -> None:
-        """The adapters' callback: record durably (dropping duplicates), then dispatch."""
+        """The adapters' callback: record durably (dropping duplicates), then dispatch.
+
+        Text no database could store (a lone surrogate, NUL) is repaired first.
+        """
+        message = message.repaired()
         allowlist = self.allowlists[message.platform]
         allowed = allowlist.allows(message.user_id, message.username)
         fresh = await self.app.repo.record_inbound(
@@ -298,6 +334,12 @@ class Gateway:
         if command is not None:
             await self._run_command(first, command)
             return
+        attached = [kind for message in batch for kind in message.attachments]
+        if not any(message.text for message in batch):
+            # Nothing the model could read: say so instead of staying silent.
+            await self.delivery.deliver(batch, [unsupported_reply(attached)])
+            return
+        notices = [unread_attachment_notice(attached)] if attached else []
         adapter = self.adapters[first.platform]
         address = _address(batch[-1])
         link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
@@ -320,7 +362,7 @@ class Gateway:
             text = FAILED_TEXT.format(error=type(exc).__name__)
             await self.delivery.deliver(batch, [text], closes_as="failed", failure=reason)
             return
-        await self.delivery.deliver(batch, [*reply.notices, reply.text])
+        await self.delivery.deliver(batch, [*notices, *reply.notices, reply.text])
         waited = reply.result.wait_seconds if reply.result else 0.0
         self.overhead_ms.append((time.perf_counter() - started - waited) * 1000)
 
@@ -335,10 +377,21 @@ class Gateway:
     async def _run_command(self, message: InboundMessage, command: Command) -> None:
         try:
             text = await self.app.sessions.run_command(_address(message), command)
+            if command.name == "status" and self._is_admin(message):
+                text += "\n" + await self._health_text()
         except Exception as exc:
             log.exception("session %s: /%s failed", message.session_key, command.name)
             text = FAILED_TEXT.format(error=type(exc).__name__)
         await self.delivery.deliver([message], [text])
+
+    def _is_admin(self, message: InboundMessage) -> bool:
+        admins = self.admins.get(message.platform)
+        return admins is not None and admins.matches(message.user_id, message.username)
+
+    async def _health_text(self) -> str:
+        """The daemon's own health, for an admin's ``/status``."""
+        failures = {adapter.name: adapter.failure for adapter in self.adapters.values()}
+        return health_text(await self.app.repo.count_dead_letters(), failures)
 
 
 async def run_gateway(config: Config) -> int:
@@ -364,12 +417,25 @@ async def run_gateway(config: Config) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         try:
-            await stop.wait()
+            await _first_of(stop, gateway.no_adapter_left)
         finally:
             log.info("shutting down: letting running turns finish")
             for signum in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(ValueError):
                     loop.remove_signal_handler(signum)
             await gateway.stop()
+    if gateway.no_adapter_left.is_set():
+        log.error("gateway stopped: no platform adapter is left (see the errors above)")
+        return EXIT_NO_ADAPTER_LEFT
     log.info("gateway stopped")
     return EXIT_OK
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    """Wait until any of the events is set."""
+    waiters = [asyncio.create_task(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

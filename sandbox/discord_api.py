@@ -114,6 +114,8 @@ class DiscordEmulator:
         message_id: int | None = None,
         deliver: bool = True,
         sent_at: float | None = None,
+        attachments: list[dict] | None = None,
+        stickers: list[dict] | None = None,
     ) -> dict:
         """A user posts a message; the bot receives MESSAGE_CREATE. Returns the message object.
 
@@ -124,7 +126,9 @@ class DiscordEmulator:
         False it is never dispatched: a message posted while the bot was offline, which a
         fresh IDENTIFY does not bring back and only the history shows. ``sent_at`` (epoch
         seconds) dates the message (``timestamp`` and the id's time part, which discord.py reads
-        as ``created_at``), e.g. with a replayed transcript's times.
+        as ``created_at``), e.g. with a replayed transcript's times. `attachments` are
+        attachment objects (see :func:`sandbox.discord_world.attachment`), `stickers` sticker
+        items ({"id", "name", "format_type"}).
         """
         self.world.add_user(author_id, author_name)
         channel_guild = self.world.guild_of_channel(channel_id)
@@ -136,7 +140,13 @@ class DiscordEmulator:
         if mention_bot:
             content = f"<@{self.bot_id}> {content}"
         message = self.world.create_message(
-            channel_id, author_id, content, message_id=message_id, sent_at=sent_at
+            channel_id,
+            author_id,
+            content,
+            message_id=message_id,
+            sent_at=sent_at,
+            attachments=attachments,
+            stickers=stickers,
         )
         if deliver:
             self.gateway.dispatch("MESSAGE_CREATE", message)
@@ -180,6 +190,13 @@ class DiscordEmulator:
     def forbid_channel(self, channel_id: int) -> None:
         """Take the bot's access to a channel away: its REST routes answer 403 Missing Access."""
         self.rest.forbidden_channels.add(channel_id)
+
+    async def revoke_token(self) -> None:
+        """Reset the bot's token, as the Developer Portal does: REST answers 401 and the
+        gateway closes with 4004 (authentication failed), now and at every IDENTIFY."""
+        self.token = f"{self.token}-revoked"
+        self.rest.token = self.gateway.token = self.token
+        await self.gateway.disconnect_clients(code=4004, allow_resume=False)
 
     async def disconnect_clients(self, *, code: int = 4000, allow_resume: bool = True) -> None:
         """Close the bot's websocket; events until it comes back are replayed on RESUME.

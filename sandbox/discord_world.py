@@ -310,6 +310,7 @@ class DiscordWorld:
         attachments: list[JSON] | None = None,
         nonce: str | int | None = None,
         sent_at: float | None = None,
+        stickers: list[JSON] | None = None,
     ) -> JSON:
         """Store a new message in a known channel and return its full message object.
 
@@ -341,6 +342,8 @@ class DiscordWorld:
             "type": MESSAGE_TYPE_DEFAULT,
             "flags": 0,
         }
+        if stickers:
+            message["sticker_items"] = stickers
         if nonce is not None:
             message["nonce"] = nonce
         if guild_id is not None:
@@ -414,6 +417,23 @@ class DiscordWorld:
         else:
             chosen = ids[-limit:]
         return [rest_message_payload(self.messages[i]) for i in reversed(chosen)]
+
+
+def attachment(
+    attachment_id: int, filename: str, content_type: str, *, voice: bool = False
+) -> JSON:
+    """An attachment object as Discord sends it (a voice message has flag and duration)."""
+    payload: JSON = {
+        "id": str(attachment_id),
+        "filename": filename,
+        "size": 2048,
+        "url": f"https://cdn.example.invalid/attachments/{attachment_id}/{filename}",
+        "proxy_url": f"https://media.example.invalid/attachments/{attachment_id}/{filename}",
+        "content_type": content_type,
+    }
+    if voice:
+        payload.update({"flags": 1 << 13, "duration_secs": 3.5, "waveform": "AAAA"})
+    return payload
 
 
 def rest_message_payload(message: JSON) -> JSON:

@@ -6,7 +6,8 @@ methods a chat gateway uses with Telegram's semantics (long-polled getUpdates wi
 confirmation, or webhook POSTs acknowledged by a 2xx; per-chat message ids, UTF-16 length
 limits, HTML/MarkdownV2 parsing into entities, Telegram's error descriptions) and can misbehave
 on request: error answers, 429 flood control, dropped connections, silently stalled polls,
-re-delivered updates.
+re-delivered updates, HTML pages instead of JSON, a revoked token, and updates no real Telegram
+sends (malformed, raw, media: see :mod:`sandbox.telegram_poison`).
 
 Call its methods from the event loop's thread; it is not thread-safe.
 """
@@ -22,6 +23,7 @@ from aiohttp import web
 from sandbox.telegram_chats import ApiObject, ChatDirectory
 from sandbox.telegram_faults import FaultPlan, FloodControl
 from sandbox.telegram_methods import BotApiMethods
+from sandbox.telegram_poison import PROXY_PAGE, UpdateFaults
 from sandbox.telegram_text import detect_entities, split_like_client, trim_text
 from sandbox.telegram_updates import Signal, Update, UpdateQueue
 from sandbox.telegram_webhook import (
@@ -48,7 +50,7 @@ _POLL_ENDED_BY_WEBHOOK = "Conflict: terminated by setWebhook request"
 _WEBHOOK_METHODS = frozenset({"setWebhook", "deleteWebhook"})
 
 
-class TelegramEmulator:
+class TelegramEmulator(UpdateFaults):
     """A local Bot API server with a scriptable world: push user messages, inspect replies."""
 
     def __init__(
@@ -332,6 +334,14 @@ class TelegramEmulator:
         when given) without any answer."""
         self._faults.add_drops(method, count, chat_id)
 
+    def serve_html(self, method: str = GET_UPDATES, count: int = 1) -> None:
+        """Answer the next `count` calls of `method` with 200 and an HTML page (a proxy's)."""
+        self._faults.add_html_bodies(method, count)
+
+    def revoke_token(self) -> None:
+        """Revoke the bot's token, as @BotFather does: every call answers 401 from now on."""
+        self.token = f"{self.token}-revoked"
+
     def stall_polls(self, seconds: float) -> None:
         """Make getUpdates hang for `seconds`, delivering nothing even past its timeout:
         a silently dead poll. Requests still waiting when the stall ends are served normally."""
@@ -359,6 +369,8 @@ class TelegramEmulator:
             if request.transport is not None:
                 request.transport.close()
             return web.Response()  # never written: the connection is already gone
+        if self._faults.take_html_body(method):
+            return web.Response(text=PROXY_PAGE, content_type="text/html")
         fault = self._faults.take_fault(method, chat_id)
         if fault is not None:
             return fault.to_response()

@@ -1,5 +1,5 @@
 """Misbehaviour a Telegram emulator can be told to show: error answers, dropped connections,
-and Telegram's flood control."""
+HTML pages instead of JSON (a proxy in the way), and Telegram's flood control."""
 
 from __future__ import annotations
 
@@ -58,6 +58,7 @@ class FaultPlan:
     def __init__(self) -> None:
         self._faults: dict[str, list[_Fault]] = {}
         self._drops: dict[tuple[str, int | None], int] = {}
+        self._html_bodies: dict[str, int] = {}
 
     def add_fault(
         self,
@@ -89,6 +90,15 @@ class FaultPlan:
                     return True
         return False
 
+    def add_html_bodies(self, method: str, count: int) -> None:
+        """Answer the next `count` calls of `method` with 200 and an HTML page."""
+        key = method.lower()
+        self._html_bodies[key] = self._html_bodies.get(key, 0) + count
+
+    def take_html_body(self, method: str) -> bool:
+        """Whether this call is to be answered with an HTML page (consumes one)."""
+        return _take_one(self._html_bodies, method)
+
     def take_fault(self, method: str, chat_id: int | None = None) -> ApiError | None:
         """The error to answer this call with, if one is planned (consumes it)."""
         for key in (method.lower(), ANY_METHOD):
@@ -99,6 +109,14 @@ class FaultPlan:
                     self._faults[key].remove(fault)
                 return _as_error(fault)
         return None
+
+
+def _take_one(counts: dict[str, int], method: str) -> bool:
+    for key in (method.lower(), ANY_METHOD):
+        if counts.get(key, 0) > 0:
+            counts[key] -= 1
+            return True
+    return False
 
 
 def _as_error(fault: _Fault) -> ApiError:

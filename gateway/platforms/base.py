@@ -15,12 +15,20 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from gateway.inbound import InboundMessage
+from gateway.quarantine import DeadLetter, QuarantineCallback
 from gateway.text_split import split_message
 
 log = logging.getLogger(__name__)
 
 InboundCallback = Callable[[InboundMessage], Awaitable[None]]
 """The runner's entry point; it returns once the message is durably recorded."""
+FatalCallback = Callable[[str, str], None]
+"""Told (platform, reason) when an adapter stopped for good, e.g. its token was revoked."""
+
+
+class PlatformAuthError(Exception):
+    """The platform rejected the bot's credentials; the message names the variable, never the
+    value. The adapter cannot work until someone replaces the token."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,12 @@ class PlatformAdapter(abc.ABC):
     """Seconds between typing indications (they expire on the platform after a few seconds)."""
     typing_delay: float = 0.0
     """Seconds a turn runs before the first typing indication: a quick reply needs none."""
+    quarantine: QuarantineCallback | None = None
+    """Set by the runner: where updates that cannot be parsed or recorded are kept."""
+    on_fatal: FatalCallback | None = None
+    """Set by the runner: told when the adapter stopped receiving for good."""
+    failure: str | None = None
+    """Why the adapter stopped for good (None while it works)."""
 
     @abc.abstractmethod
     async def start(self, on_message: InboundCallback) -> str:
@@ -87,6 +101,26 @@ class PlatformAdapter(abc.ABC):
         errors (this default retries only network-level failures)."""
         transient = isinstance(error, NETWORK_ERRORS)
         return SendFailure(f"{type(error).__name__}: {error}", transient=transient)
+
+    async def keep_dead_letter(self, letter: DeadLetter) -> None:
+        """Hand an update that cannot be handled to the runner's dead-letter table.
+
+        Logs the safe reason once; raises when it could not be kept (the caller must then not
+        move past the update).
+        """
+        if self.quarantine is None:
+            raise RuntimeError(f"{self.name}: no dead-letter table to quarantine {letter.ref}")
+        await self.quarantine(letter)
+        log.warning("%s: update %s quarantined (%s)", self.name, letter.ref, letter.reason)
+
+    def fail(self, reason: str) -> None:
+        """Stop for good: log one ERROR with the reason and tell the runner (first time only)."""
+        if self.failure is not None:
+            return
+        self.failure = reason
+        log.error("%s: stopped: %s", self.name, reason)
+        if self.on_fatal is not None:
+            self.on_fatal(self.name, reason)
 
     def measure(self, text: str) -> int:
         """A text's length as the platform counts it (characters unless overridden)."""

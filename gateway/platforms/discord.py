@@ -31,8 +31,18 @@ from gateway.platforms.base import (
     DeliveryTarget,
     InboundCallback,
     PlatformAdapter,
+    PlatformAuthError,
     SendFailure,
 )
+from gateway.platforms.discord_intake import (
+    HAND_OVER_ATTEMPTS,
+    HAND_OVER_RETRY_SECONDS,
+    INTENT_HELP,
+    attachment_kinds,
+    connection_failure,
+    token_rejected_text,
+)
+from gateway.quarantine import DeadLetter
 from gateway.text_split import DISCORD_MESSAGE_LIMIT
 
 with warnings.catch_warnings():
@@ -56,12 +66,6 @@ TOO_MANY_REQUESTS = 429
 
 CatchUpSource = Callable[[], Awaitable[dict[str, str]]]
 """Returns the newest recorded message id per channel id (snowflakes as strings)."""
-
-INTENT_HELP = (
-    "discord: the bot's Message Content intent is not enabled, so it cannot read messages. "
-    "Enable it in the Discord Developer Portal (your application -> Bot -> Privileged Gateway "
-    "Intents -> Message Content Intent), then start the gateway again."
-)
 
 
 class DiscordStartError(RuntimeError):
@@ -122,7 +126,11 @@ class DiscordAdapter(PlatformAdapter):
         self._accepting = True
         catch_up_from = self.catch_up_from if self.settings.catch_up_messages > 0 else None
         self._hold_every_channel = catch_up_from is not None
-        await self.client.login(self._token)
+        try:
+            await self.client.login(self._token)
+        except discord.LoginFailure:
+            await self.stop()
+            raise PlatformAuthError(token_rejected_text(self.settings.token_env)) from None
         self._runner = asyncio.create_task(self.client.connect(reconnect=True))
         ready = asyncio.create_task(self._ready.wait())
         await asyncio.wait(
@@ -135,6 +143,7 @@ class DiscordAdapter(PlatformAdapter):
             await self._fail(self._runner.exception())
         if not self._ready.is_set():
             await self._fail(TimeoutError("no READY from the Discord gateway"))
+        self._runner.add_done_callback(self._connection_ended)
         if catch_up_from is not None:
             self._catch_up = asyncio.create_task(
                 self._run_catch_up(catch_up_from), name="discord-catch-up"
@@ -149,6 +158,12 @@ class DiscordAdapter(PlatformAdapter):
             log.error(INTENT_HELP)
             raise DiscordStartError(INTENT_HELP) from error
         raise DiscordStartError(f"discord: could not connect: {error}") from error
+
+    def _connection_ended(self, runner: asyncio.Task[None]) -> None:
+        """discord.py reconnects by itself; its task ends only when it gave up for good."""
+        if not self._accepting or runner.cancelled():
+            return
+        self.fail(connection_failure(runner.exception(), self.settings.token_env))
 
     async def stop_receiving(self) -> None:
         """Ignore messages from now on and end a running catch-up.
@@ -187,7 +202,54 @@ class DiscordAdapter(PlatformAdapter):
         if self._must_wait(message.channel.id):
             self._held.append(message)
             return
-        await self._hand_over(self._to_inbound(message))
+        await self._hand_over_message(message)
+
+    async def _hand_over_message(self, message: discord.Message) -> None:
+        """Convert and hand over, retrying a failed recording; quarantine what never works.
+
+        Discord does not deliver a message again, so nothing escapes from here: a failure is
+        logged by its type only (error texts can quote the message).
+        """
+        try:
+            inbound = self._to_inbound(message)
+        except Exception as exc:
+            await self._quarantine(message, f"unreadable message: {type(exc).__name__}", exc)
+            return
+        pause = HAND_OVER_RETRY_SECONDS
+        for attempt in range(1, HAND_OVER_ATTEMPTS + 1):
+            try:
+                await self._hand_over(inbound)
+                return
+            except Exception as exc:
+                if attempt == HAND_OVER_ATTEMPTS:
+                    reason = f"not recorded after {attempt} attempts: {type(exc).__name__}"
+                    await self._quarantine(message, reason, exc)
+                    return
+                log.warning(
+                    "discord: recording message %s failed (%s); retrying",
+                    message.id,
+                    type(exc).__name__,
+                )
+                await asyncio.sleep(pause)
+                pause *= 2
+
+    async def _quarantine(self, message: discord.Message, reason: str, exc: Exception) -> None:
+        raw = {
+            "id": str(message.id),
+            "channel_id": str(message.channel.id),
+            "author_id": str(message.author.id),
+            "content": message.content,
+            "attachments": list(attachment_kinds(message)),
+        }
+        letter = DeadLetter(PLATFORM, reason, raw, str(message.id), str(exc))
+        try:
+            await self.keep_dead_letter(letter)
+        except Exception as error:
+            log.error(
+                "discord: message %s could be neither recorded nor quarantined (%s)",
+                message.id,
+                type(error).__name__,
+            )
 
     async def _hand_over(self, inbound: InboundMessage | None) -> None:
         if inbound is not None and self._accepting and self._on_message is not None:
@@ -219,8 +281,10 @@ class DiscordAdapter(PlatformAdapter):
                 caught_up += await self._catch_up_channel(channel_id, after_id)
             except (discord.HTTPException, discord.InvalidData) as exc:
                 log.warning("discord: catch-up of channel %s skipped: %s", channel_id, exc)
-            except Exception:
-                log.exception("discord: catch-up of channel %s failed", channel_id)
+            except Exception as exc:
+                # By type only: a recording error's text can quote the message.
+                failure = type(exc).__name__
+                log.error("discord: catch-up of channel %s failed (%s)", channel_id, failure)
             self._channels_catching_up.discard(channel_id)
             await self._release_held()
         log.info(
@@ -275,10 +339,7 @@ class DiscordAdapter(PlatformAdapter):
             if ready is None:
                 return
             self._held.remove(ready)
-            try:
-                await self._hand_over(self._to_inbound(ready))
-            except Exception:
-                log.exception("discord: message %s could not be handed over", ready.id)
+            await self._hand_over_message(ready)
 
     def _to_inbound(self, message: discord.Message) -> InboundMessage | None:
         me = self.client.user
@@ -289,7 +350,8 @@ class DiscordAdapter(PlatformAdapter):
         if in_guild and self.settings.require_mention and not mentioned:
             return None
         text = re.sub(rf"<@!?{me.id}>", "", message.content).strip()
-        if not text:
+        attachments = attachment_kinds(message)
+        if not text and not attachments:
             return None
         return InboundMessage(
             platform=PLATFORM,
@@ -302,6 +364,7 @@ class DiscordAdapter(PlatformAdapter):
             chat_type="group" if in_guild else "private",
             mentioned=mentioned,
             sent_at=message.created_at.timestamp(),
+            attachments=attachments,
         )
 
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:

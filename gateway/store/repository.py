@@ -9,6 +9,7 @@
 * inbound (``repository_inbound``): received platform messages, exactly-once handling;
 * replies (``repository_replies``): replies planned part by part, closing what they answer;
 * catch-up (``repository_catchup``): where a platform's history replay starts;
+* dead letters (``repository_dead_letters``): quarantined updates;
 * export (``repository_export``): a session as JSON-safe dicts.
 
 Reads run concurrently. Every write is a job handed to the store's writer
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from gateway.store.repository_base import NotFoundError, StoreError
 from gateway.store.repository_catchup import CatchUpQueries
+from gateway.store.repository_dead_letters import DeadLetterQueries
 from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_messages import MessageQueries
@@ -49,6 +51,7 @@ class Repository(
     InboundQueries,
     ReplyQueries,
     CatchUpQueries,
+    DeadLetterQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

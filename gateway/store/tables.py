@@ -253,6 +253,20 @@ class ReplyPartRow(Base):
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
+class DeadLetterRow(Base):
+    """An update a platform sent that could not be parsed or recorded, kept raw (quarantine)."""
+
+    __tablename__ = "dead_letters"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String, index=True)
+    ref: Mapped[str | None] = mapped_column(String, nullable=True)
+    reason: Mapped[str] = mapped_column(Text)
+    detail: Mapped[str] = mapped_column(Text, default="")
+    raw: Mapped[str] = mapped_column(Text)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 metadata = Base.metadata
 """The schema's MetaData, used by the alembic environment (autogenerate) and the tests."""
 

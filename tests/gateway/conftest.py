@@ -16,6 +16,7 @@ import pytest
 
 from gateway.app import open_app
 from gateway.config import Config, parse_config
+from gateway.platforms.telegram import TelegramAdapter
 from gateway.run import Gateway
 from gateway.store.db import default_database_url
 from gateway.store.records import UNFINISHED_INBOUND_STATUSES, InboundRecord
@@ -128,6 +129,18 @@ def run_gateway(tmp_path: Path, anthropic: AnthropicEmulator) -> GatewayFactory:
                 await gateway.stop(grace_seconds=2.0)
 
     return running
+
+
+def telegram_adapter(gateway: Gateway) -> TelegramAdapter:
+    """The running gateway's Telegram adapter."""
+    adapter = gateway.adapters["telegram"]
+    assert isinstance(adapter, TelegramAdapter)
+    return adapter
+
+
+def message_key(update: dict[str, Any]) -> str:
+    """The inbound table's id of a pushed Telegram update's message (``chat:message``)."""
+    return f"{update['message']['chat']['id']}:{update['message']['message_id']}"
 
 
 async def settled_inbound(

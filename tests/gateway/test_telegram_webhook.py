@@ -17,12 +17,16 @@ import aiohttp
 import pytest
 
 from gateway.config import ConfigError
-from gateway.platforms.telegram import TelegramAdapter
 from gateway.platforms.telegram_webhook import SECRET_HEADER, public_webhook_url, webhook_secret
-from gateway.run import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import ALICE, GatewayFactory, settled_inbound
+from tests.gateway.conftest import (
+    ALICE,
+    GatewayFactory,
+    message_key,
+    settled_inbound,
+    telegram_adapter,
+)
 
 SECRET_ENV = "HERMES_TEST_TELEGRAM_WEBHOOK_SECRET"
 KNOWN_SECRET = "webhook-secret_for-tests"
@@ -59,16 +63,6 @@ async def post_status(url: str, body: bytes, secret: str | None) -> int:
         headers[SECRET_HEADER] = secret
     async with aiohttp.ClientSession() as client, client.post(url, data=body, headers=headers) as r:
         return r.status
-
-
-def telegram_adapter(gateway: Gateway) -> TelegramAdapter:
-    adapter = gateway.adapters["telegram"]
-    assert isinstance(adapter, TelegramAdapter)
-    return adapter
-
-
-def message_key(update: dict[str, Any]) -> str:
-    return f"{update['message']['chat']['id']}:{update['message']['message_id']}"
 
 
 async def test_private_message_over_the_webhook_is_answered_once_and_stored(

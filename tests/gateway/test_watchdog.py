@@ -11,9 +11,8 @@ import asyncio
 from typing import Any
 
 from gateway.platforms.telegram import TelegramAdapter
-from gateway.run import Gateway
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import ALICE, GatewayFactory
+from tests.gateway.conftest import ALICE, GatewayFactory, telegram_adapter
 
 POLL_TIMEOUT_SECONDS = 1
 WATCHDOG_SECONDS = 1.5
@@ -28,12 +27,6 @@ WATCHDOG_SETTINGS: dict[str, Any] = {
     "watchdog_seconds": WATCHDOG_SECONDS,
     "poll_timeout": POLL_TIMEOUT_SECONDS,
 }
-
-
-def telegram_adapter(gateway: Gateway) -> TelegramAdapter:
-    adapter = gateway.adapters["telegram"]
-    assert isinstance(adapter, TelegramAdapter)
-    return adapter
 
 
 async def wait_for_restart(adapter: TelegramAdapter) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gateway.quarantine import DeadLetter
+from gateway.store import Repository, open_store
 from tests.integration.conftest import run_cli, write_config
 
 
@@ -25,7 +27,20 @@ async def test_doctor_reports_each_check_and_fails_on_a_missing_key(
     assert "[warn] telegram: allowed_users is empty" in result.stdout
     assert "[  ok] tokenizer loads offline" in result.stdout
     assert "[  ok] Summary model: claude-haiku-4-5 (auto-detected" in result.stdout
+    assert "[  ok] quarantined updates: none" in result.stdout
     assert "test-key" not in result.stdout + result.stderr
+
+
+async def test_doctor_counts_quarantined_updates(tmp_path, emulator):
+    config = write_config(tmp_path, emulator.base_url)
+    store = await open_store(f"sqlite+aiosqlite:///{tmp_path / 'hermes.db'}")
+    try:
+        letter = DeadLetter("telegram", "message without chat", {"update_id": 9}, "9")
+        await Repository(store).add_dead_letter(letter)
+    finally:
+        await store.close()
+    result = await run_cli("doctor", "--config", str(config))
+    assert "[warn] quarantined updates: 1 " in result.stdout
 
 
 async def test_plugins_list_shows_the_builtin_and_marks_the_active_engine(tmp_path, emulator):
