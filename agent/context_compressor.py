@@ -31,6 +31,7 @@ from agent.compaction_boundaries import (
     summary_text,
 )
 from agent.context_engine import CallLLM, ContextEngine, EngineContext
+from agent.context_policy import CompactionEstimate
 from agent.extractive_summary import extractive_summary
 from agent.summary_prompt import (
     build_summary_prompt,
@@ -44,9 +45,10 @@ from agent.summary_requests import (
     describe_failure,
     request_summary,
 )
-from agent.tokens import message_tokens, messages_tokens
+from agent.tokens import count_text_tokens, message_tokens, messages_tokens
 from agent.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
 from agent.types import (
+    COLD_TRIGGERS,
     CompactionOutcome,
     CompactionResult,
     CompactionTrigger,
@@ -70,6 +72,13 @@ SUMMARY_MESSAGE_OVERHEAD_TOKENS = 64
 """The summary message's prefix and framing, on top of the summary text."""
 MIN_CHUNK_TOKENS = 256
 """Below this much room for conversation per request, the summary model is not worth calling."""
+COLD_TAIL_TOKENS = 1_500
+"""Verbatim tail of a compaction by the context policy (``cold_start``, ``idle``): the end of
+the last visit, enough to pick up the thread; the cache is cold, so a small prompt pays."""
+COLD_PROTECT_LAST_N = 1
+"""A policy compaction keeps at least the newest message; the token budget decides the rest."""
+COLD_SUMMARY_TOKENS = 2_000
+"""Summary budget of a policy compaction (also at most the usual summary cap)."""
 DEGRADED_NOTICE = (
     "⚠️ Context compaction ran without the summary model ({reason}). Older turns were condensed "
     "by extraction instead; nothing was deleted: the original messages are kept in the history."
@@ -146,6 +155,51 @@ class ContextCompressor(ContextEngine):
         budget = max(int(content_tokens * SUMMARY_BUDGET_RATIO), MIN_SUMMARY_TOKENS)
         return max(1, min(budget, self.max_summary_tokens))
 
+    def _summary_budget_for(self, content_tokens: int, cold: bool) -> int:
+        budget = self.summary_budget(content_tokens)
+        return min(budget, COLD_SUMMARY_TOKENS) if cold else budget
+
+    def _plan(
+        self, messages: Sequence[Message], sizes: Sequence[int], *, cold: bool
+    ) -> CompactionLayout:
+        """Head, middle and tail; a policy compaction keeps only a small tail."""
+        return plan_layout(
+            messages,
+            sizes,
+            protect_first_n=self.protect_first_n,
+            protect_last_n=COLD_PROTECT_LAST_N if cold else self.protect_last_n,
+            tail_token_budget=COLD_TAIL_TOKENS if cold else self.tail_token_budget,
+            threshold_tokens=self.threshold_tokens,
+            summary_reserve=self.max_summary_tokens + SUMMARY_MESSAGE_OVERHEAD_TOKENS,
+        )
+
+    def estimate_compaction(
+        self, messages: Sequence[Message], trigger: CompactionTrigger
+    ) -> CompactionEstimate | None:
+        """What a policy compaction (``cold_start``, ``idle``) of ``messages`` would do, by the
+        local token counts, before it runs; None when it would summarise nothing or cannot
+        call the summary model (no model, or in cooldown)."""
+        if trigger not in COLD_TRIGGERS or not self.enabled or self._call_llm is None:
+            return None
+        if self.cooldown_remaining() > 0:
+            return None
+        sizes = [message_tokens(m) for m in messages]
+        layout = self._plan(messages, sizes, cold=True)
+        middle = layout.middle_indices()
+        content = [i for i in middle if not is_summary_message(messages[i])]
+        if not content or any(is_summary_message(m) for m in messages[layout.kept_after_summary :]):
+            return None
+        previous = self._previous_summary_in([messages[i] for i in middle])
+        content_tokens = sum(sizes[i] for i in content)
+        budget = self._summary_budget_for(content_tokens, cold=True)
+        kept = sum(sizes) - sum(sizes[i] for i in middle)
+        return CompactionEstimate(
+            prompt_tokens=sum(sizes),
+            kept_tokens=kept + SUMMARY_MESSAGE_OVERHEAD_TOKENS,
+            summarized_tokens=content_tokens + (count_text_tokens(previous) if previous else 0),
+            summary_tokens=budget,
+        )
+
     def cooldown_remaining(self) -> float:
         """Seconds until the summary model is tried again after a failure."""
         return max(0.0, self._cooldown_until - self._clock())
@@ -159,29 +213,24 @@ class ContextCompressor(ContextEngine):
     ) -> list[Message]:
         """Return the compacted context (or ``messages`` unchanged when that is not smaller)."""
         trigger: CompactionTrigger = getattr(self, "_trigger", "agent")
+        cold = trigger in COLD_TRIGGERS
         sizes = [message_tokens(m) for m in messages]
         tokens_before = sum(sizes)
         stall_basis = max(current_tokens or self.last_prompt_tokens or 0, tokens_before)
-        layout = plan_layout(
-            messages,
-            sizes,
-            protect_first_n=self.protect_first_n,
-            protect_last_n=self.protect_last_n,
-            tail_token_budget=self.tail_token_budget,
-            threshold_tokens=self.threshold_tokens,
-            summary_reserve=self.max_summary_tokens + SUMMARY_MESSAGE_OVERHEAD_TOKENS,
-        )
+        layout = self._plan(messages, sizes, cold=cold)
         names = tool_names_by_call_id(messages)
         pruned = prune_tool_outputs(messages, self.protect_first_n, layout.prune_end, names)
         middle = [messages[i] for i in layout.middle_indices()]
         content = [m for m in middle if not is_summary_message(m)]
         summary_kept = any(is_summary_message(m) for m in messages[layout.kept_after_summary :])
         pruned_enough = messages_tokens(pruned) <= self.threshold_tokens * PRUNED_ONLY_RATIO
-        if not content or summary_kept or (pruned_enough and not focus_topic):
+        # A policy compaction summarises even when pruning alone would do: the point is a
+        # small prompt while the cache is cold anyway.
+        if not content or summary_kept or (pruned_enough and not focus_topic and not cold):
             candidate, summary = pruned, SummaryOutcome("", "pruned_only")
         else:
             previous = self._previous_summary_in(middle)
-            budget = self.summary_budget(sum(message_tokens(m) for m in content))
+            budget = self._summary_budget_for(sum(message_tokens(m) for m in content), cold)
             summary = await self._summarize(
                 content, previous, focus_topic, layout.pinned is not None, budget, names
             )

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.context_policy import CompactionEstimate
 from agent.types import CompactionResult, CompactionTrigger, Message, Usage
 
 CallLLM = Callable[[str, list[Message], int | None], Awaitable[str]]
@@ -106,6 +107,14 @@ class ContextEngine(ABC):
         result.messages = new_messages
         self.last_compaction = result
         return result
+
+    def estimate_compaction(
+        self, messages: Sequence[Message], trigger: CompactionTrigger
+    ) -> CompactionEstimate | None:
+        """What a compaction by the context policy (``cold_start``, ``idle``) would do, before
+        it runs, for the policy to weigh its cost; None (the default) when the engine does not
+        compact on those triggers."""
+        return None
 
     # -- optional engine tools ---------------------------------------------------------
     def get_tool_schemas(self) -> list[dict[str, Any]]:

@@ -29,12 +29,34 @@ class CompactionEstimate:
 
     prompt_tokens: int
     """The prompt as it is now."""
-    compacted_tokens: int
-    """The prompt after the compaction (head, expected summary, kept tail)."""
+    kept_tokens: int
+    """What the compaction keeps verbatim (head, tail) plus the summary message's framing."""
     summarized_tokens: int
     """What the summary request reads: the compacted middle and the previous summary."""
     summary_tokens: int
     """The summary's expected length (the summary request's output)."""
+
+    @property
+    def compacted_tokens(self) -> int:
+        """The prompt after the compaction: what is kept plus the summary."""
+        return self.kept_tokens + self.summary_tokens
+
+    def scaled_to(self, prompt_tokens: int | None) -> CompactionEstimate:
+        """The estimate in the API's tokens, given the API-reported size of the prompt.
+
+        Local counts are an approximation of the provider's tokenizer; the reported prompt
+        sets the ratio for everything counted locally. The summary's length is a token budget
+        the provider enforces, so it stays as it is.
+        """
+        if not prompt_tokens or not self.prompt_tokens:
+            return self
+        ratio = prompt_tokens / self.prompt_tokens
+        return CompactionEstimate(
+            prompt_tokens=prompt_tokens,
+            kept_tokens=round(self.kept_tokens * ratio),
+            summarized_tokens=round(self.summarized_tokens * ratio),
+            summary_tokens=self.summary_tokens,
+        )
 
 
 @dataclass(frozen=True, slots=True)

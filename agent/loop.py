@@ -134,6 +134,11 @@ class AgentLoop:
             current_tokens=current_tokens or self.current_prompt_tokens(),
             focus_topic=focus_topic,
         )
+        await self.apply_compaction(context, result)
+        return result
+
+    async def apply_compaction(self, context: list[Message], result: CompactionResult) -> None:
+        """Persist ``result`` and make its messages the context (in place)."""
         await self.recorder.record_compaction(result)
         context[:] = result.messages
         self.provider_session.reset()
@@ -141,7 +146,6 @@ class AgentLoop:
             # The next real size comes with the next response; until then, the estimate.
             self.engine.last_prompt_tokens = result.tokens_after
             self.tokens_since_usage = 0
-        return result
 
     # -- one turn ------------------------------------------------------------------------
     async def add_user_message(self, context: list[Message], message: Message) -> None:

@@ -71,7 +71,12 @@ class ProviderTimeoutError(ProviderError):
     """The model call timed out."""
 
 
-CompactionTrigger = Literal["agent", "hygiene", "manual", "emergency"]
+CompactionTrigger = Literal["agent", "hygiene", "manual", "emergency", "cold_start", "idle"]
+"""Why a compaction ran: the agent's threshold, the gateway's hygiene, ``/compress``, a
+prompt-too-long error, or the context policy (``cold_start``: a message after the cache
+expired; ``idle``: in the background once the cache expired)."""
+COLD_TRIGGERS: tuple[CompactionTrigger, ...] = ("cold_start", "idle")
+"""The context policy's triggers: the cache is cold, so the whole prompt is rewritten anyway."""
 CompactionOutcome = Literal["summarized", "chunked", "fallback", "pruned_only", "skipped"]
 
 

@@ -57,6 +57,8 @@ class CompressionSettings(_Section):
     threshold: Fraction = 0.50
     target_ratio: Fraction = 0.20
     protect_last_n: Annotated[int, Field(ge=1)] = 20
+    cold_start: Literal["auto", "off"] = "auto"
+    idle: Literal["auto", "off"] = "auto"
 
     _check_threshold = field_validator("threshold", "target_ratio")(_fraction)
 

@@ -16,6 +16,7 @@ from agent.model_table import ModelInfo, lookup_model
 from agent.prompt_caching import CachePolicy, caching_policy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
+from agent.session_policy import PolicySettings
 from agent.summary_model import SummaryModelChoice, choose_summary_model
 from agent.types import Usage
 from gateway.config import Config, hermes_home, require_secret
@@ -51,6 +52,22 @@ class AgentServices:
     @property
     def caching_line(self) -> str:
         return caching_status_line(self.cache_policy)
+
+    @property
+    def summary_model(self) -> ModelInfo:
+        """The summary model's facts (prices), for the context policy."""
+        return lookup_model(self.auxiliary.route("compression").model)
+
+    @property
+    def policy_settings(self) -> PolicySettings:
+        """The context policy's switches from the configuration."""
+        compression = self.config.compression
+        return PolicySettings(
+            cold_start=compression.enabled and compression.cold_start == "auto",
+            idle=compression.enabled and compression.idle == "auto",
+            cache_ttl=self.config.prompt_caching.cache_ttl,
+            caching_enabled=self.cache_policy.enabled,
+        )
 
     @property
     def summary_line(self) -> str:

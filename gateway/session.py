@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.compaction_scheduler import CompactionScheduler
 from agent.context_engine import ContextEngine, EngineContext
 from agent.engine_loader import load_context_engine
 from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
 from agent.session_clock import SENT_AT_KEY, SessionClock
+from agent.session_policy import SessionPolicy
 from agent.tools import build_registry
 from agent.types import CompactionResult, Message
 from gateway.hygiene import needs_hygiene
@@ -57,6 +60,8 @@ class TurnReply:
     notices: list[str] = field(default_factory=list)
     result: TurnResult | None = None
     hygiene: CompactionResult | None = None
+    policy: CompactionResult | None = None
+    """The context policy's compaction applied before the turn (``cold_start``, ``idle``)."""
 
 
 def _user_message(text: str, source: TurnSource | None) -> Message:
@@ -100,6 +105,7 @@ class SessionRuntime:
         context: list[Message],
         engine: ContextEngine,
         clock: SessionClock | None = None,
+        user_times: Sequence[float] = (),
     ) -> None:
         self.services = services
         self.record = record
@@ -130,6 +136,12 @@ class SessionRuntime:
                 cache_policy=services.cache_policy,
             ),
         )
+        self.policy = SessionPolicy(
+            services.policy_settings, services.model, services.summary_model, user_times
+        )
+        self.compactions = CompactionScheduler(
+            self.loop, self.context, self.policy, self.clock, self._engine_copy
+        )
 
     @property
     def session_id(self) -> int:
@@ -157,7 +169,8 @@ class SessionRuntime:
         engine = build_engine(services, engine_name, clock)
         await engine.on_session_start(record.id, dict(record.engine_state or {}))
         engine.last_prompt_tokens = record.last_prompt_tokens
-        runtime = cls(services, record, context, engine, clock)
+        user_times = await repo.user_message_times(record.id)
+        runtime = cls(services, record, context, engine, clock, user_times)
         await runtime._ensure_consistent()
         return runtime
 
@@ -187,38 +200,54 @@ class SessionRuntime:
         """
         token = current_session_id.set(self.session_id)
         try:
-            reply = TurnReply(text="")
-            stored_at = self._stored_position(source)
-            if stored_at is not None:
-                last = self.context[-1]
-                answered = stored_at < len(self.context) - 1
-                if answered and last.get("role") == "assistant" and not last.get("tool_calls"):
-                    # Answered before the crash but never delivered: deliver the stored answer.
-                    reply.text = str(last.get("content") or "")
-                    return reply
-                log.info("session %s: resuming an interrupted turn", self.session_id)
-            else:
-                message = _user_message(text, source)
-                if sent_at is not None:
-                    message[SENT_AT_KEY] = sent_at
-                await self.loop.add_user_message(self.context, message)
-            self.clock.observe(sent_at)
-            started = time.perf_counter()
-            hygiene = await self.maybe_hygiene()
-            if hygiene is not None:
-                reply.hygiene = hygiene
-                if hygiene.user_notice:
-                    reply.notices.append(hygiene.user_notice)
-            hygiene_seconds = time.perf_counter() - started if hygiene is not None else 0.0
-            result = await self.loop.run_turn(self.context, None)
-            result.wait_seconds += hygiene_seconds
-            reply.result = result
-            reply.text = result.reply
-            reply.notices.extend(result.notices)
-            await self.save_engine_state()
-            return reply
+            async with self.compactions.lock:
+                return await self._run_turn(text, source, sent_at)
         finally:
             current_session_id.reset(token)
+
+    async def _run_turn(
+        self, text: str, source: TurnSource | None, sent_at: float | None
+    ) -> TurnReply:
+        reply = TurnReply(text="")
+        last_call_at = self.clock.newest
+        stored_at = self._stored_position(source)
+        resumed = stored_at is not None
+        if stored_at is not None:
+            last = self.context[-1]
+            answered = stored_at < len(self.context) - 1
+            if answered and last.get("role") == "assistant" and not last.get("tool_calls"):
+                # Answered before the crash but never delivered: deliver the stored answer.
+                reply.text = str(last.get("content") or "")
+                return reply
+            log.info("session %s: resuming an interrupted turn", self.session_id)
+        else:
+            message = _user_message(text, source)
+            if sent_at is not None:
+                message[SENT_AT_KEY] = sent_at
+            await self.loop.add_user_message(self.context, message)
+            self.policy.note_message(sent_at)
+        self.clock.observe(sent_at)
+        waited = 0.0
+        if not resumed:
+            now = sent_at if sent_at is not None else self.clock.now()
+            before = await self.compactions.before_turn(last_call_at=last_call_at, now=now)
+            reply.policy = before.applied
+            waited += before.waited_seconds
+        started = time.perf_counter()
+        hygiene = await self.maybe_hygiene()
+        if hygiene is not None:
+            reply.hygiene = hygiene
+            waited += time.perf_counter() - started
+            if hygiene.user_notice:
+                reply.notices.append(hygiene.user_notice)
+        result = await self.loop.run_turn(self.context, None)
+        result.wait_seconds += waited
+        reply.result = result
+        reply.text = result.reply
+        reply.notices.extend(result.notices)
+        await self.save_engine_state()
+        self.compactions.schedule_idle()
+        return reply
 
     def _stored_position(self, source: TurnSource | None) -> int | None:
         """Where in the context the turn's user message already is (stored before a crash).
@@ -261,11 +290,19 @@ class SessionRuntime:
         """Manual compaction (``/compress [focus]``)."""
         token = current_session_id.set(self.session_id)
         try:
-            result = await self.loop.compact(self.context, "manual", focus_topic=focus or None)
-            await self.save_engine_state()
-            return result
+            async with self.compactions.lock:
+                result = await self.loop.compact(self.context, "manual", focus_topic=focus or None)
+                await self.save_engine_state()
+                return result
         finally:
             current_session_id.reset(token)
+
+    def _engine_copy(self) -> ContextEngine:
+        """A fresh engine in this one's state, for a compaction beside the turns."""
+        copy = build_engine(self.services, self.services.config.context.engine, self.clock)
+        copy.load_state(self.engine.get_state())
+        copy.last_prompt_tokens = self.engine.last_prompt_tokens
+        return copy
 
     async def save_engine_state(self) -> None:
         """Persist the engine's state (summary, cooldowns) with the session, when it changed."""
@@ -289,4 +326,5 @@ class SessionRuntime:
             self.context.append(note)
 
     async def close(self) -> None:
+        await self.compactions.close()
         await self.engine.on_session_end(self.session_id)

@@ -117,6 +117,22 @@ class MessageQueries(RepositoryBase):
             result = await session.execute(query)
             return [message_record(row) for row in result]
 
+    async def user_message_times(self, session_id: int) -> list[float]:
+        """The platform times of the session's user messages (those that have one), in order
+        of storage: the visit history the context policy learns from."""
+        query = (
+            select(MessageRow.sent_at)
+            .where(
+                MessageRow.session_id == session_id,
+                MessageRow.role == "user",
+                MessageRow.kind == MESSAGE_KIND,
+                MessageRow.sent_at.is_not(None),
+            )
+            .order_by(MessageRow.id)
+        )
+        async with self._reading() as session:
+            return [float(t) for t in (await session.scalars(query)).all() if t is not None]
+
     async def count_messages(self, session_id: int) -> int:
         """How many messages the session has stored, in context or not."""
         query = select(func.count(MessageRow.id)).where(MessageRow.session_id == session_id)

@@ -86,7 +86,13 @@ def test_cache_is_cold_only_well_past_the_ttl_and_unknown_times_count_as_warm() 
 
 
 def _estimate(prompt: int, compacted: int, summarized: int) -> CompactionEstimate:
-    return CompactionEstimate(prompt, compacted, summarized, summary_tokens=1_800)
+    return CompactionEstimate(prompt, compacted - 1_800, summarized, summary_tokens=1_800)
+
+
+def test_an_estimate_scales_local_counts_to_the_reported_prompt_size() -> None:
+    scaled = CompactionEstimate(10_000, 2_000, 8_000, 1_800).scaled_to(14_000)
+    assert scaled == CompactionEstimate(14_000, 2_800, 11_200, 1_800)
+    assert scaled.compacted_tokens == 4_600
 
 
 def test_compacting_a_large_cold_prompt_with_a_cheap_summary_model_pays() -> None:
