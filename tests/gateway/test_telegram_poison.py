@@ -90,6 +90,35 @@ async def test_html_answers_to_get_updates_are_survived_and_logged_once(
 
 
 @pytest.mark.parametrize(
+    "fault",
+    [{"status": 500}, {"status": 502}, {"status": 409}, {"status": 401}, "drop"],
+    ids=["500", "502", "409-conflict", "401-not-confirmed-by-getMe", "dropped-connection"],
+)
+async def test_get_updates_errors_are_retried_and_the_messages_waiting_are_answered(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    debug_log: pytest.LogCaptureFixture,
+    fault: dict[str, int] | str,
+) -> None:
+    async with run_gateway(telegram=telegram) as gateway:
+        polls = len(telegram.calls_of("getUpdates"))
+        if fault == "drop":
+            telegram.drop_connections("getUpdates", count=2)
+        else:
+            assert isinstance(fault, dict)
+            telegram.inject_fault("getUpdates", count=2, **fault)
+        await telegram.wait_for_calls("getUpdates", polls + 2, timeout=WAIT)
+        telegram.push_message(ALICE, f"waiting {SECRET_WORDS}")
+        sent = await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        failure = telegram_adapter(gateway).failure
+    failures = [r for r in debug_log.records if "getUpdates failed" in r.getMessage()]
+    assert sent[0]["text"].startswith("Noted: waiting")
+    assert failure is None  # a 401 that getMe does not confirm is a passing fault
+    assert len(failures) == 1
+    assert_clean(debug_log, telegram)
+
+
+@pytest.mark.parametrize(
     "missing", [("date",), ("chat",), ("message_id",), ("from",)], ids=lambda m: m[0]
 )
 async def test_a_message_missing_a_required_field_is_quarantined_and_the_next_is_answered(
