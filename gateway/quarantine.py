@@ -45,5 +45,5 @@ class DeadLetter:
         return bounded.encode("ascii", "backslashreplace").decode("ascii")
 
 
-QuarantineCallback = Callable[[DeadLetter], Awaitable[None]]
+QuarantineCallback = Callable[[DeadLetter], Awaitable[object]]
 """The runner's dead-letter entry point; returns once the update is durably kept."""

@@ -217,7 +217,9 @@ class Gateway:
     async def resume_pending(self) -> int:
         """Handle messages recorded before a restart but never answered; returns how many."""
         resumed = 0
-        for name in self.adapters:
+        for name, adapter in self.adapters.items():
+            if adapter.failure is not None:
+                continue  # stopped for good (token rejected): they wait for the next start
             for record in await self.app.repo.pending_inbound(name):
                 if record.reply_id is None and record.reply_platform_ids:
                     # Answered before the crash, only the final mark was missing: never resend.

@@ -16,8 +16,10 @@ dead_letters_table = cast(Table, DeadLetterRow.__table__)
 class DeadLetterQueries(RepositoryBase):
     """Writing and counting quarantined updates."""
 
-    async def add_dead_letter(self, letter: DeadLetter) -> None:
-        """Keep an update that could not be handled, raw, with its reason."""
+    async def add_dead_letter(self, letter: DeadLetter) -> bool:
+        """Keep an update that could not be handled, raw, with its reason; False when this
+        update (same platform and ref) is kept already: quarantined again after a restart
+        that came before its offset was confirmed."""
         row = {
             "platform": letter.platform,
             "ref": letter.ref,
@@ -27,10 +29,17 @@ class DeadLetterQueries(RepositoryBase):
             "received_at": utcnow(),
         }
 
-        def insert_row(connection: Connection) -> None:
+        def insert_unless_kept(connection: Connection) -> bool:
+            if letter.ref is not None:
+                kept = select(DeadLetterRow.id).where(
+                    DeadLetterRow.platform == letter.platform, DeadLetterRow.ref == letter.ref
+                )
+                if connection.execute(kept.limit(1)).first() is not None:
+                    return False
             connection.execute(insert(dead_letters_table), row)
+            return True
 
-        await self._write(insert_row)
+        return await self._write(insert_unless_kept)
 
     async def count_dead_letters(self, platform: str | None = None) -> int:
         """How many updates are quarantined (on one platform, or on all)."""

@@ -31,7 +31,8 @@ async def test_an_update_no_database_could_store_as_text_is_kept_raw_and_counted
     letter = DeadLetter(
         "telegram", "message without chat", POISON, "500000007", detail="bad \ud800 \x00"
     )
-    await any_repo.add_dead_letter(letter)
+    assert await any_repo.add_dead_letter(letter)
+    assert not await any_repo.add_dead_letter(letter)  # the same update again: kept once
     await any_repo.add_dead_letter(DeadLetter("discord", "not recorded", {"id": 1}, "1"))
     rows = await kept_letters(any_repo)
     counts = (
