@@ -34,6 +34,8 @@ def database_url(config: Config) -> str:
 QUIET_LIBRARIES = (
     "httpx",
     "httpcore",
+    "httpx2",  # the HTTP client of newer anthropic SDKs
+    "httpcore2",
     "telegram",
     "discord",
     "aiosqlite",
