@@ -152,6 +152,11 @@ class DiscordEmulator:
             self.gateway.dispatch("MESSAGE_CREATE", message)
         return dict(message)
 
+    def push_raw_event(self, event: str, data: dict) -> None:
+        """Dispatch a gateway event exactly as given (e.g. a MESSAGE_CREATE without its author,
+        as no real Discord sends): a bot must survive events it cannot parse."""
+        self.gateway.dispatch(event, data)
+
     def _check_dm_channel(self, channel_id: int, author_id: int) -> None:
         existing = self.world.channels.get(channel_id)
         if existing is not None and existing["type"] != CHANNEL_TYPE_DM:

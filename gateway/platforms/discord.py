@@ -21,6 +21,7 @@ import logging
 import re
 import warnings
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import aiohttp
 import yarl
@@ -40,6 +41,8 @@ from gateway.platforms.discord_intake import (
     INTENT_HELP,
     attachment_kinds,
     connection_failure,
+    guard_parsers,
+    message_summary,
     token_rejected_text,
 )
 from gateway.quarantine import DeadLetter
@@ -101,6 +104,9 @@ class DiscordAdapter(PlatformAdapter):
         )
         self.client.event(self.on_ready)
         self.client.event(self.on_message)
+        # discord.py's own state object holds the parser table its websocket dispatches with.
+        guard_parsers(self.client._connection.parsers, self._event_unparseable)
+        self._quarantining: set[asyncio.Task[None]] = set()
         self._ready = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
         self._on_message: InboundCallback | None = None
@@ -233,21 +239,26 @@ class DiscordAdapter(PlatformAdapter):
                 await asyncio.sleep(pause)
                 pause *= 2
 
+    def _event_unparseable(self, event: str, data: Any, exc: Exception) -> None:
+        """discord.py could not parse a gateway event: keep it raw instead of dying on it."""
+        ref = data.get("id") if isinstance(data, dict) else None
+        reason = f"unparseable {event} event: {type(exc).__name__}"
+        letter = DeadLetter(PLATFORM, reason, data, f"{event}:{ref}", str(exc))
+        task = asyncio.get_running_loop().create_task(self._keep(letter))
+        self._quarantining.add(task)
+        task.add_done_callback(self._quarantining.discard)
+
     async def _quarantine(self, message: discord.Message, reason: str, exc: Exception) -> None:
-        raw = {
-            "id": str(message.id),
-            "channel_id": str(message.channel.id),
-            "author_id": str(message.author.id),
-            "content": message.content,
-            "attachments": list(attachment_kinds(message)),
-        }
-        letter = DeadLetter(PLATFORM, reason, raw, str(message.id), str(exc))
+        raw = message_summary(message)
+        await self._keep(DeadLetter(PLATFORM, reason, raw, raw["id"], str(exc)))
+
+    async def _keep(self, letter: DeadLetter) -> None:
         try:
             await self.keep_dead_letter(letter)
         except Exception as error:
             log.error(
-                "discord: message %s could be neither recorded nor quarantined (%s)",
-                message.id,
+                "discord: %s could be neither handled nor quarantined (%s)",
+                letter.ref,
                 type(error).__name__,
             )
 

@@ -1,13 +1,17 @@
-"""What the Discord adapter decides about received messages and a lost connection.
+"""What the Discord adapter decides about received messages, bad events and a lost connection.
 
-Pure functions over discord.py's typed models: which non-text content a message carries, and
-what it means when discord.py's connection task ended (it reconnects by itself and gives up only
-for good reasons: a rejected token, missing intents, a bad shard or version).
+Which non-text content a message carries; what it means when discord.py's connection task
+ended (it reconnects by itself and gives up only for good reasons: a rejected token, missing
+intents, a bad shard or version); and a guard around discord.py's event parsers, which would
+otherwise let one event they cannot parse (a MESSAGE_CREATE without its author) end the whole
+connection.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, MutableMapping
+from typing import Any
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # discord.py imports audioop on 3.11
@@ -69,3 +73,51 @@ def attachment_kinds(message: discord.Message) -> tuple[str, ...]:
             kinds.append("document")
     kinds.extend("sticker" for _ in message.stickers)
     return tuple(kinds)
+
+
+def message_summary(message: discord.Message) -> dict[str, Any]:
+    """What is kept of a message that could not be handled; never raises, even for a message
+    discord.py built from an incomplete event (one without its author, say)."""
+
+    def text_of(*path: str) -> str:
+        value: Any = message
+        for name in path:
+            value = getattr(value, name, None)
+        return "" if value is None else str(value)
+
+    try:
+        kinds = list(attachment_kinds(message))
+    except Exception:  # the attachments are what is broken
+        kinds = []
+    return {
+        "id": text_of("id"),
+        "channel_id": text_of("channel", "id"),
+        "author_id": text_of("author", "id"),
+        "content": text_of("content"),
+        "attachments": kinds,
+    }
+
+
+EventParser = Callable[[Any], None]
+ParseFailure = Callable[[str, Any, Exception], None]
+"""Told (event name, raw event data, error) when discord.py could not parse an event."""
+
+
+def guard_parsers(parsers: MutableMapping[str, EventParser], on_failure: ParseFailure) -> None:
+    """Wrap every event parser so its failure is reported instead of ending the connection.
+
+    ``parsers`` is discord.py's table of gateway event parsers (``ConnectionState.parsers``,
+    which the websocket looks events up in); it is changed in place.
+    """
+    for event, parse in list(parsers.items()):
+        parsers[event] = _guarded(event, parse, on_failure)
+
+
+def _guarded(event: str, parse: EventParser, on_failure: ParseFailure) -> EventParser:
+    def guarded(data: Any) -> None:
+        try:
+            parse(data)
+        except Exception as exc:
+            on_failure(event, data, exc)
+
+    return guarded

@@ -121,3 +121,29 @@ async def test_a_token_rejected_at_start_leaves_the_adapter_stopped(
     assert down
     assert failure is not None and DISCORD_TOKEN_ENV in failure
     assert "token-value-000" not in caplog.text
+
+
+@pytest.mark.parametrize("missing", ["author", "channel_id", "id"])
+async def test_an_event_discord_py_cannot_parse_is_quarantined_and_the_connection_lives_on(
+    run_gateway: GatewayFactory,
+    discord_emulator: DiscordEmulator,
+    caplog: pytest.LogCaptureFixture,
+    missing: str,
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with run_gateway(discord=discord_emulator) as gateway:
+        good = discord_emulator.push_message(DM_ID, "first", author_id=ALICE_ID, deliver=False)
+        broken = {key: value for key, value in good.items() if key != missing}
+        broken["content"] = "private words"
+        discord_emulator.push_raw_event("MESSAGE_CREATE", broken)
+        discord_emulator.push_message(DM_ID, "still there?", author_id=ALICE_ID)
+        sent = await discord_emulator.wait_for_sent(DM_ID, 1)
+        async with asyncio.timeout(WAIT):
+            # The store offers no event for a new dead letter: poll its count.
+            while await gateway.app.repo.count_dead_letters("discord") < 1:  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+        failure = discord_adapter(gateway).failure
+    assert sent[0]["content"].startswith("Noted: still there?")
+    assert failure is None
+    assert discord_emulator.identify_count == 1
+    assert "private words" not in caplog.text
