@@ -174,13 +174,7 @@ class CompactionScheduler:
     def _start(self, call: PolicyCall) -> PendingCompaction:
         engine = self._engine_copy()
         snapshot = list(self.context)
-        task = asyncio.create_task(
-            engine.compact(
-                list(snapshot),
-                trigger=call.trigger,
-                current_tokens=self.loop.current_prompt_tokens(),
-            )
-        )
+        task = asyncio.create_task(engine.compact(list(snapshot), call.trigger))
         pending = PendingCompaction(call, snapshot, engine, task)
         self._pending = pending
         self.log.started.append(call.trigger)

@@ -205,18 +205,17 @@ class ContextCompressor(ContextEngine):
         return max(0.0, self._cooldown_until - self._clock())
 
     # -- how ----------------------------------------------------------------------------
-    async def compress(
+    async def compact(
         self,
         messages: list[Message],
-        current_tokens: int | None = None,
+        trigger: CompactionTrigger,
         focus_topic: str | None = None,
-    ) -> list[Message]:
-        """Return the compacted context (or ``messages`` unchanged when that is not smaller)."""
-        trigger: CompactionTrigger = getattr(self, "_trigger", "agent")
+    ) -> CompactionResult:
+        """Compact ``messages``; unchanged (``skipped``) when that would not be smaller."""
         cold = trigger in COLD_TRIGGERS
         sizes = [message_tokens(m) for m in messages]
         tokens_before = sum(sizes)
-        stall_basis = max(current_tokens or self.last_prompt_tokens or 0, tokens_before)
+        stall_basis = max(self.prompt_size.current or 0, tokens_before)
         layout = self._plan(messages, sizes, cold=cold)
         names = tool_names_by_call_id(messages)
         pruned = prune_tool_outputs(messages, self.protect_first_n, layout.prune_end, names)
@@ -245,8 +244,7 @@ class ContextCompressor(ContextEngine):
             )
             candidate, tokens_after = list(messages), tokens_before
         self._stall_floor = stall_basis if tokens_after >= self.threshold_tokens else None
-        self._record(messages, candidate, summary, trigger, tokens_before, tokens_after)
-        return candidate
+        return self._record(messages, candidate, summary, trigger, tokens_before, tokens_after)
 
     def _previous_summary_in(self, middle: Sequence[Message]) -> str | None:
         """The summary to update: the one in the compacted range, else the remembered one."""
@@ -269,12 +267,11 @@ class ContextCompressor(ContextEngine):
         trigger: CompactionTrigger,
         tokens_before: int,
         tokens_after: int,
-    ) -> None:
-        """Update the engine's state and ``last_compaction`` after a compaction attempt."""
+    ) -> CompactionResult:
+        """Update the engine's state after a compaction attempt and describe it."""
         self._last_outcome = summary.outcome
         if summary.outcome != "skipped":
             self.compression_count += 1
-            self.last_prompt_tokens = tokens_after
             if summary.text:
                 self.previous_summary = summary.text
             if any(m.get("_kind") == SUMMARY_KIND for m in candidate):
@@ -288,7 +285,7 @@ class ContextCompressor(ContextEngine):
         notice = None
         if summary.degraded:
             notice = DEGRADED_NOTICE.format(reason=summary.detail or "unavailable")
-        self.last_compaction = CompactionResult(
+        return CompactionResult(
             messages=list(candidate),
             outcome=summary.outcome,
             trigger=trigger,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.context_policy import CompactionEstimate
+from agent.prompt_size import PromptSize
 from agent.types import CompactionResult, CompactionTrigger, Message, Usage
 
 CallLLM = Callable[[str, list[Message], int | None], Awaitable[str]]
@@ -48,65 +49,60 @@ class ContextEngine(ABC):
 
     The agent calls :meth:`update_from_response` after every API call, :meth:`should_compress`
     before the next one, and :meth:`compact` when it says yes (or on hygiene, ``/compress`` and a
-    prompt-too-long error). Engine state that must survive a restart is exchanged through
-    :meth:`get_state` / :meth:`load_state`; the host persists it with the session.
+    prompt-too-long error). The session's prompt size lives in
+    :attr:`prompt_size` (one :class:`PromptSize`, changed only through its methods). Engine
+    state that must survive a restart is exchanged through :meth:`get_state` /
+    :meth:`load_state`; the host persists it with the session.
     """
 
     name: str = "engine"
 
     def __init__(self) -> None:
-        self.last_prompt_tokens: int | None = None
-        self.last_compaction: CompactionResult | None = None
+        self.prompt_size = PromptSize()
+        """What the API last reported and what was added since (read by should_compress)."""
+
+    @property
+    def last_prompt_tokens(self) -> int | None:
+        """The last API-reported prompt size (or a compaction's estimate until the next one)."""
+        return self.prompt_size.reported
 
     # -- token accounting --------------------------------------------------------------
     def update_from_response(self, usage: Usage) -> None:
         """Record the real prompt size the API reported for the last call."""
-        self.last_prompt_tokens = usage.prompt_tokens
+        self.prompt_size.observe(usage)
 
     @abstractmethod
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         """Whether the context (``prompt_tokens``, else the last reported size) needs compacting."""
 
     @abstractmethod
+    async def compact(
+        self,
+        messages: list[Message],
+        trigger: CompactionTrigger,
+        focus_topic: str | None = None,
+    ) -> CompactionResult:
+        """Compact ``messages`` (system prompt first) and return what was done.
+
+        The result's ``messages`` is the complete new context; ``trigger`` says why it runs and
+        goes into the result. The prompt's size before is ``self.prompt_size.current`` (None
+        when no API call reported one yet). Never loses a message from the store: messages
+        left out of the new context stay stored.
+        """
+
     async def compress(
         self,
         messages: list[Message],
         current_tokens: int | None = None,
         focus_topic: str | None = None,
     ) -> list[Message]:
-        """Return the new in-context message list. Never loses a message from the store."""
-
-    async def compact(
-        self,
-        messages: list[Message],
-        *,
-        trigger: CompactionTrigger,
-        current_tokens: int | None = None,
-        focus_topic: str | None = None,
-    ) -> CompactionResult:
-        """Run :meth:`compress` and describe what it did.
-
-        Engines that know more about the outcome set ``self.last_compaction`` inside
-        :meth:`compress`; otherwise a plain result is built here.
-        """
-        self.last_compaction = None
-        self._trigger = trigger
-        new_messages = await self.compress(messages, current_tokens, focus_topic)
-        result = self.last_compaction
-        if result is None:
-            from agent.tokens import estimate_messages_tokens_rough
-
-            result = CompactionResult(
-                messages=new_messages,
-                outcome="summarized",
-                trigger=trigger,
-                tokens_before=current_tokens or estimate_messages_tokens_rough(messages),
-                tokens_after=estimate_messages_tokens_rough(new_messages),
-            )
-        result.trigger = trigger
-        result.messages = new_messages
-        self.last_compaction = result
-        return result
+        """The design's thin wrapper over :meth:`compact` (trigger ``"agent"``): the new
+        context only. ``current_tokens``, when given, is taken as the prompt's present size."""
+        if current_tokens is not None:
+            self.prompt_size.restore(current_tokens)
+        result = await self.compact(messages, "agent", focus_topic)
+        self.prompt_size.compacted(result)
+        return result.messages
 
     def estimate_compaction(
         self, messages: Sequence[Message], trigger: CompactionTrigger

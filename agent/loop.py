@@ -103,20 +103,16 @@ class AgentLoop:
         self.settings = settings or LoopSettings()
         self.provider_session = provider.open_session()
         """The provider's per-session request state (the converted history, kept across calls)."""
-        self.tokens_since_usage = 0
-        """Tokens of messages added after the last API-reported prompt size."""
 
     # -- prompt size ---------------------------------------------------------------------
     def current_prompt_tokens(self) -> int | None:
         """The best knowledge of the next prompt's size: API-reported plus what came since."""
-        if self.engine.last_prompt_tokens is None:
-            return None
-        return self.engine.last_prompt_tokens + self.tokens_since_usage
+        return self.engine.prompt_size.current
 
     async def _append(self, context: list[Message], messages: list[Message]) -> None:
         await self.recorder.record_messages(messages)
         context.extend(messages)
-        self.tokens_since_usage += sum(message_tokens(m) for m in messages)
+        self.engine.prompt_size.grow(sum(message_tokens(m) for m in messages))
 
     # -- compaction ----------------------------------------------------------------------
     async def compact(
@@ -125,27 +121,19 @@ class AgentLoop:
         trigger: CompactionTrigger,
         *,
         focus_topic: str | None = None,
-        current_tokens: int | None = None,
     ) -> CompactionResult:
         """Compact ``context`` in place through the engine and persist the result."""
-        result = await self.engine.compact(
-            list(context),
-            trigger=trigger,
-            current_tokens=current_tokens or self.current_prompt_tokens(),
-            focus_topic=focus_topic,
-        )
+        result = await self.engine.compact(list(context), trigger, focus_topic)
         await self.apply_compaction(context, result)
         return result
 
     async def apply_compaction(self, context: list[Message], result: CompactionResult) -> None:
-        """Persist ``result`` and make its messages the context (in place)."""
+        """Persist ``result``, make its messages the context (in place) and take its size as
+        the prompt's until the next response reports the real one."""
         await self.recorder.record_compaction(result)
         context[:] = result.messages
         self.provider_session.reset()
-        if result.outcome != "skipped":
-            # The next real size comes with the next response; until then, the estimate.
-            self.engine.last_prompt_tokens = result.tokens_after
-            self.tokens_since_usage = 0
+        self.engine.prompt_size.compacted(result)
 
     # -- one turn ------------------------------------------------------------------------
     async def add_user_message(self, context: list[Message], message: Message) -> None:
@@ -215,7 +203,6 @@ class AgentLoop:
             self.marked_history(context), tools=schemas, max_tokens=self.settings.max_tokens
         )
         self.engine.update_from_response(response.usage)
-        self.tokens_since_usage = 0
         await self.recorder.record_usage(response.usage, "chat")
         return response
 

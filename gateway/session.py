@@ -168,7 +168,7 @@ class SessionRuntime:
         clock = SessionClock.from_messages(context)
         engine = build_engine(services, engine_name, clock)
         await engine.on_session_start(record.id, dict(record.engine_state or {}))
-        engine.last_prompt_tokens = record.last_prompt_tokens
+        engine.prompt_size.restore(record.last_prompt_tokens)
         user_times = await repo.user_message_times(record.id)
         runtime = cls(services, record, context, engine, clock, user_times)
         await runtime._ensure_consistent()
@@ -301,7 +301,7 @@ class SessionRuntime:
         """A fresh engine in this one's state, for a compaction beside the turns."""
         copy = build_engine(self.services, self.services.config.context.engine, self.clock)
         copy.load_state(self.engine.get_state())
-        copy.last_prompt_tokens = self.engine.last_prompt_tokens
+        copy.prompt_size.restore(self.engine.prompt_size.current)
         return copy
 
     async def save_engine_state(self) -> None:

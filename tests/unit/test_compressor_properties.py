@@ -176,8 +176,8 @@ def test_compaction_properties(
     )
     original = copy.deepcopy(session)
     tokens_before = messages_tokens(session)
-    after = asyncio.run(engine.compress(session))
-    result = engine.last_compaction
+    result = asyncio.run(engine.compact(session, "agent"))
+    after = result.messages
     assert result is not None
 
     # The input is left alone (only the token-count cache may be added).
@@ -248,10 +248,11 @@ def test_a_session_with_room_to_compact_is_brought_under_the_threshold(
         sleep=no_sleep,
     )
     tokens_before = messages_tokens(session)
-    after = asyncio.run(engine.compress(session))
-    assert engine.last_compaction is not None
+    result = asyncio.run(engine.compact(session, "agent"))
+    after = result.messages
+    assert result is not None
     event(f"above threshold: {tokens_before > engine.threshold_tokens}")
     if tokens_before > engine.threshold_tokens:
-        assert engine.last_compaction.outcome != "skipped"
+        assert result.outcome != "skipped"
         assert messages_tokens(after) < engine.threshold_tokens
         assert not engine.should_compress(messages_tokens(after))

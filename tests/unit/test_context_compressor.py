@@ -143,9 +143,10 @@ async def test_old_tool_outputs_become_one_line_descriptions_without_a_model_cal
     model = FakeSummaryModel()
     engine = compressor(model)
     messages = history(12, output_chars=6_000, reply_chars=40)
-    out = await engine.compress(messages)
-    assert engine.last_compaction is not None
-    assert engine.last_compaction.outcome == "pruned_only"
+    result = await engine.compact(messages, "agent")
+    out = result.messages
+    assert result is not None
+    assert result.outcome == "pruned_only"
     assert model.calls == []
     pruned = next(m for m in out if m.get("tool_call_id") == "call3")
     assert pruned["content"] == (
@@ -173,9 +174,10 @@ async def test_the_middle_is_replaced_by_one_structured_summary() -> None:
     model = FakeSummaryModel()
     engine = compressor(model)
     messages = history(TURNS)
-    out = await engine.compress(messages)
-    assert engine.last_compaction is not None
-    assert engine.last_compaction.outcome == "summarized"
+    result = await engine.compact(messages, "agent")
+    out = result.messages
+    assert result is not None
+    assert result.outcome == "summarized"
     assert len(model.calls) == 1
     task, prompt, budget = model.calls[0]
     assert task == "compression"
@@ -215,11 +217,12 @@ async def test_the_system_prompt_gets_the_compaction_note_at_the_first_compactio
 async def test_a_later_compaction_asks_to_update_the_previous_summary() -> None:
     model = FakeSummaryModel()
     engine = compressor(model)
-    first = await engine.compress(history(TURNS))
+    result = await engine.compact(history(TURNS), "agent")
+    first = result.messages
     more = history(TURNS)[1:]
     for message in more:
         message.pop("_id")
-    await engine.compress(first + more)
+    result = await engine.compact(first + more, "agent")
     prompt = model.prompts[-1]
     assert "UPDATE" in prompt
     assert f"<previous-summary>\n{SUMMARY_TEXT}\n</previous-summary>" in prompt
@@ -227,7 +230,7 @@ async def test_a_later_compaction_asks_to_update_the_previous_summary() -> None:
     conversation = prompt.split("<conversation>")[1]
     assert SUMMARY_PREFIX.strip() not in conversation  # the old summary is not summarised as a turn
     assert engine.compression_count == 2
-    assert len(summaries(engine.last_compaction.messages)) == 1  # type: ignore[union-attr]
+    assert len(summaries(result.messages)) == 1
 
 
 async def test_a_focus_topic_is_put_in_the_prompt_even_when_pruning_would_do() -> None:
@@ -241,9 +244,10 @@ async def test_a_middle_too_big_for_the_summary_model_is_summarised_in_chunks() 
     model = FakeSummaryModel(script=["first part", "second part", "third part"])
     engine = compressor(model, summary_context_length=4_000)
     messages = history(TURNS)
-    out = await engine.compress(messages)
-    assert engine.last_compaction is not None
-    assert engine.last_compaction.outcome == "chunked"
+    result = await engine.compact(messages, "agent")
+    out = result.messages
+    assert result is not None
+    assert result.outcome == "chunked"
     assert len(model.calls) >= 2
     assert "<previous-summary>\nfirst part\n</previous-summary>" in model.prompts[1]
     assert all(count_text_tokens(p) < 4_000 for p in model.prompts)
@@ -256,11 +260,11 @@ async def test_a_middle_too_big_for_the_summary_model_is_summarised_in_chunks() 
 async def test_prompt_too_long_from_the_summary_model_means_smaller_chunks() -> None:
     model = FakeSummaryModel(script=[PromptTooLongError("too long", status=400)])
     engine = compressor(model)
-    await engine.compress(history(TURNS))
-    assert engine.last_compaction is not None
-    assert engine.last_compaction.outcome in ("summarized", "chunked")
+    result = await engine.compact(history(TURNS), "agent")
+    assert result is not None
+    assert result.outcome in ("summarized", "chunked")
     assert len(model.prompts[1]) < len(model.prompts[0])
-    assert not engine.last_compaction.degraded
+    assert not result.degraded
 
 
 # -- failures: retry, fallback, cooldown ---------------------------------------------------
@@ -272,10 +276,10 @@ async def test_transient_errors_and_timeouts_are_retried_with_backoff() -> None:
     timeout = TimeoutError()  # what asyncio.wait_for raises (asyncio.TimeoutError is this class)
     model = FakeSummaryModel(script=[overloaded, timeout])
     engine = compressor(model, clock=time.clock, sleep=time.sleep)
-    await engine.compress(history(TURNS))
+    result = await engine.compact(history(TURNS), "agent")
     assert time.sleeps == [2.0, 8.0]
-    assert engine.last_compaction is not None
-    assert engine.last_compaction.outcome == "summarized"
+    assert result is not None
+    assert result.outcome == "summarized"
 
 
 async def test_a_summary_model_that_stays_down_yields_an_extractive_summary_and_a_notice() -> None:
@@ -283,8 +287,8 @@ async def test_a_summary_model_that_stays_down_yields_an_extractive_summary_and_
     model = FakeSummaryModel(script=[ProviderTimeoutError("slow")] * 4)
     engine = compressor(model, clock=time.clock, sleep=time.sleep)
     messages = history(TURNS)
-    out = await engine.compress(messages)
-    result = engine.last_compaction
+    result = await engine.compact(messages, "agent")
+    out = result.messages
     assert result is not None
     assert time.sleeps == [2.0, 8.0, 20.0]
     assert result.outcome == "fallback" and result.degraded
@@ -300,42 +304,43 @@ async def test_a_non_retryable_error_falls_back_at_once() -> None:
     time = FakeTime()
     model = FakeSummaryModel(script=[ProviderError("bad key", status=401)])
     engine = compressor(model, clock=time.clock, sleep=time.sleep)
-    await engine.compress(history(TURNS))
+    result = await engine.compact(history(TURNS), "agent")
     assert time.sleeps == [] and len(model.calls) == 1
-    assert engine.last_compaction is not None and engine.last_compaction.outcome == "fallback"
+    assert result is not None and result.outcome == "fallback"
 
 
 async def test_an_empty_summary_is_a_failure_not_a_summary() -> None:
     engine = compressor(FakeSummaryModel(script=["   "]))
-    await engine.compress(history(TURNS))
-    assert engine.last_compaction is not None and engine.last_compaction.outcome == "fallback"
+    result = await engine.compact(history(TURNS), "agent")
+    assert result is not None and result.outcome == "fallback"
 
 
 async def test_after_a_failure_the_cooldown_skips_the_model_even_after_a_restart() -> None:
     time = FakeTime()
     model = FakeSummaryModel(script=[ProviderError("down", status=500)])
     engine = compressor(model, clock=time.clock, sleep=time.sleep, cooldown_seconds=600)
-    await engine.compress(history(TURNS))
+    result = await engine.compact(history(TURNS), "agent")
     restarted_model = FakeSummaryModel()
     restarted = compressor(restarted_model, clock=time.clock, sleep=time.sleep)
     restarted.load_state(json.loads(json.dumps(engine.get_state())))
     time.now += 300
-    await restarted.compress(history(TURNS))
+    result = await restarted.compact(history(TURNS), "agent")
     assert restarted_model.calls == []
-    assert restarted.last_compaction is not None
-    assert restarted.last_compaction.outcome == "fallback"
+    assert result is not None
+    assert result.outcome == "fallback"
     assert restarted.get_status()["cooldown_remaining_seconds"] == 300
     time.now += 301
-    await restarted.compress(history(TURNS))
+    result = await restarted.compact(history(TURNS), "agent")
     assert len(restarted_model.calls) == 1
-    assert restarted.last_compaction.outcome == "summarized"
+    assert result.outcome == "summarized"
 
 
 async def test_without_a_summary_model_the_compaction_still_happens_degraded() -> None:
     engine = ContextCompressor(20_000, protect_last_n=4)
     messages = history(TURNS)
-    out = await engine.compress(messages)
-    assert engine.last_compaction is not None and engine.last_compaction.degraded
+    result = await engine.compact(messages, "agent")
+    out = result.messages
+    assert result is not None and result.degraded
     assert "Please review src/mod10.py" in summaries(out)[0]["content"]
     assert messages_tokens(out) < messages_tokens(messages)
 
@@ -359,9 +364,11 @@ async def test_a_restarted_compressor_carries_on_from_its_saved_state() -> None:
 async def test_a_compaction_that_would_not_shrink_the_prompt_returns_it_unchanged() -> None:
     engine = compressor(FakeSummaryModel(script=[prose(1, 20_000)]), threshold=0.01)
     messages = history(3, output_chars=10, reply_chars=10)
-    out = await engine.compress(messages, current_tokens=500)
+    engine.prompt_size.restore(500)
+    result = await engine.compact(messages, "agent")
+    out = result.messages
     assert out == messages and all(a is b for a, b in zip(out, messages, strict=True))
-    assert engine.last_compaction is not None and engine.last_compaction.outcome == "skipped"
+    assert result is not None and result.outcome == "skipped"
     assert engine.compression_count == 0
     # It does not fire again until the context grows past where it was.
     assert not engine.should_compress(500)

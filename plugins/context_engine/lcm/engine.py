@@ -77,18 +77,16 @@ class LcmEngine(ContextEngine):
         return self.enabled and tokens is not None and tokens >= self.threshold_tokens
 
     # -- compaction -----------------------------------------------------------------------
-    async def compress(
+    async def compact(
         self,
         messages: list[Message],
-        current_tokens: int | None = None,
+        trigger: CompactionTrigger,
         focus_topic: str | None = None,
-    ) -> list[Message]:
+    ) -> CompactionResult:
         """Summarise what lies before the fresh tail into the DAG and rebuild the context."""
-        trigger: CompactionTrigger = getattr(self, "_trigger", "agent")
         tokens_before = messages_tokens(messages)
         if self.session_id is None:
-            self._record(messages, trigger, tokens_before, "skipped", "no session started")
-            return list(messages)
+            return self._skipped(messages, trigger, tokens_before, "no session started")
         system, live = split_context(messages)
         sizes = [message_tokens(m) for m in live]
         start = choose_tail_start(
@@ -112,10 +110,8 @@ class LcmEngine(ContextEngine):
         made += condensed
         new_context = assemble(system, roots(nodes), tail)
         if _signature(new_context) == _signature(messages):
-            self._record(messages, trigger, tokens_before, "skipped", "nothing to summarise")
-            return list(messages)
-        self._finish(messages, new_context, made, trigger, tokens_before)
-        return new_context
+            return self._skipped(messages, trigger, tokens_before, "nothing to summarise")
+        return self._finish(messages, new_context, made, trigger, tokens_before)
 
     async def _add_leaf(
         self, chunk: Sequence[SourceMessage], names: dict[str, str], summarizer: Summarizer
@@ -162,8 +158,8 @@ class LcmEngine(ContextEngine):
         made: Sequence[tuple[Node, SummaryText]],
         trigger: CompactionTrigger,
         tokens_before: int,
-    ) -> None:
-        """Count the compaction and describe it in ``last_compaction``."""
+    ) -> CompactionResult:
+        """Count the compaction and describe it."""
         degraded = [s for _, s in made if s.mode == "truncated"]
         outcome: CompactionOutcome = "fallback" if degraded else "summarized"
         kept = {m["_id"] for m in after if "_id" in m}
@@ -174,7 +170,7 @@ class LcmEngine(ContextEngine):
         )
         self.compaction_count += 1
         self._last_outcome = outcome
-        self.last_compaction = CompactionResult(
+        return CompactionResult(
             messages=after,
             outcome=outcome,
             trigger=trigger,
@@ -189,18 +185,13 @@ class LcmEngine(ContextEngine):
             engine_state=self.get_state(),
         )
 
-    def _record(
-        self,
-        messages: Sequence[Message],
-        trigger: CompactionTrigger,
-        tokens: int,
-        outcome: CompactionOutcome,
-        detail: str,
-    ) -> None:
-        self._last_outcome = outcome
-        self.last_compaction = CompactionResult(
+    def _skipped(
+        self, messages: Sequence[Message], trigger: CompactionTrigger, tokens: int, detail: str
+    ) -> CompactionResult:
+        self._last_outcome = "skipped"
+        return CompactionResult(
             messages=list(messages),
-            outcome=outcome,
+            outcome="skipped",
             trigger=trigger,
             tokens_before=tokens,
             tokens_after=tokens,
