@@ -8,8 +8,8 @@ it.
 
 Every failure is caught at the loop, logged once with its cause (repeats of the same cause are
 not logged again until polling recovers) and followed by a growing pause. A rejected token is
-checked once more with getMe; if Telegram confirms it, polling stops for good with a
-:class:`~gateway.platforms.base.PlatformAuthError`. The supervisor restarts a poll that went
+checked with getMe; when Telegram confirms it a few times in a row, polling stops for good
+with a :class:`~gateway.platforms.base.PlatformAuthError`. The supervisor restarts a poll that went
 silent (the watchdog) and one that ended in any other way.
 """
 
@@ -42,6 +42,10 @@ FIRST_RETRY_SECONDS = 0.5
 """Pause after the first failure; it doubles with each failure in a row..."""
 MAX_RETRY_SECONDS = 10.0
 """...up to this, so polling is back within seconds of the fault ending."""
+TOKEN_REJECTIONS_TO_STOP = 3
+"""getUpdates and getMe both answering 401 this many times in a row (over a few seconds of
+backoff) means the token is revoked, not that a proxy answered 401 for a moment."""
+TOKEN_REJECTED_CAUSE = "401 Unauthorized: the bot token was rejected"
 CAUSE_LIMIT = 200
 """Characters of an error's text in the log line."""
 
@@ -117,6 +121,8 @@ class Poller:
         """When the getUpdates in flight was sent (None while handling updates)."""
         self._supervisor: asyncio.Task[None] | None = None
         self._fetching = RetryBackoff("getUpdates")
+        self._rejections = 0
+        """Token rejections confirmed by getMe in a row."""
         self._handing_over = RetryBackoff("handing over an update")
 
     def start(self) -> None:
@@ -202,15 +208,18 @@ class Poller:
             except RetryAfter as exc:
                 pause = retry_after_seconds(exc.retry_after)
             except Exception as exc:
+                cause = describe(exc)
                 if is_token_rejection(exc):
                     await self._confirm_token_rejected()
-                pause = self._fetching.failed(describe(exc))
+                    cause = TOKEN_REJECTED_CAUSE
+                pause = self._fetching.failed(cause)
             finally:
                 self._poll_started = None  # a pause is not a silent poll
             if pause is not None:
                 await asyncio.sleep(pause)
                 continue
             self._fetching.succeeded()
+            self._rejections = 0
             await self._take_all(updates)
 
     async def _take_all(self, updates: list[Any]) -> None:
@@ -246,13 +255,18 @@ class Poller:
         return result
 
     async def _confirm_token_rejected(self) -> None:
-        """Ask getMe whether the token is really rejected (not a proxy's stray 401)."""
+        """Ask getMe whether the token is really rejected (not a proxy's stray 401); stop once
+        it was, :data:`TOKEN_REJECTIONS_TO_STOP` times in a row."""
         try:
             await self._bot().get_me()
         except InvalidToken as again:
-            raise PlatformAuthError(token_rejected_text(self._settings.token_env)) from again
+            self._rejections += 1
+            if self._rejections >= TOKEN_REJECTIONS_TO_STOP:
+                raise PlatformAuthError(token_rejected_text(self._settings.token_env)) from again
         except Exception:  # cannot tell now: treat as a transient failure
             return
+        else:
+            self._rejections = 0
 
 
 def token_rejected_text(env_name: str) -> str:

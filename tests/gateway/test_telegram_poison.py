@@ -205,6 +205,24 @@ async def test_a_token_revoked_mid_run_stops_the_adapter_with_one_error_naming_t
     assert_clean(debug_log, telegram)
 
 
+async def test_a_short_burst_of_401s_on_every_method_is_not_taken_for_a_revoked_token(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    debug_log: pytest.LogCaptureFixture,
+) -> None:
+    async with run_gateway(telegram=telegram) as gateway:
+        polls = len(telegram.calls_of("getUpdates"))
+        telegram.inject_fault("*", status=401, count=4)  # getUpdates, getMe, getUpdates, getMe
+        await telegram.wait_for_calls("getUpdates", polls + 3, timeout=WAIT)
+        telegram.push_message(ALICE, f"after the burst {SECRET_WORDS}")
+        sent = await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        failure = telegram_adapter(gateway).failure
+    assert sent[0]["text"].startswith("Noted: after the burst")
+    assert failure is None
+    assert not [r for r in debug_log.records if r.levelno >= logging.ERROR]
+    assert_clean(debug_log, telegram)
+
+
 async def test_a_token_rejected_at_start_leaves_no_adapter_and_names_the_variable(
     run_gateway: GatewayFactory,
     telegram: TelegramEmulator,
