@@ -7,8 +7,8 @@ it logs every request's parameters and every answer (users' message text include
 record factory, which covers every logger and every handler added later). It
 
 * replaces every configured secret value (read from the environment variables the configuration
-  names) and any ``bot<id>:<secret>`` URL part with ``***``, in the message, its arguments and
-  the formatted traceback;
+  names, the database URL's password, a generated webhook secret) and any ``bot<id>:<secret>``
+  URL part with ``***``, in the message, its arguments and the formatted traceback;
 * strips the payload from python-telegram-bot's records that carry request or update data, and
   turns its "invalid JSON" record (the whole body, at ERROR, on every attempt) into a DEBUG line
   without the body: our poll loop logs that failure once, with its cause.
@@ -20,6 +20,9 @@ import logging
 import os
 import re
 from collections.abc import Iterable
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from gateway.config import Config
 
@@ -59,6 +62,17 @@ def configured_secret_env_names(config: Config) -> set[str]:
     if auxiliary:
         names.add(auxiliary)
     return names
+
+
+def _database_password(config: Config) -> list[str]:
+    """The password in ``database.url``, if it has one (drivers may log the URL)."""
+    if not config.database.url:
+        return []
+    try:
+        password = make_url(config.database.url).password
+    except ArgumentError:
+        return []
+    return [str(password)] if password else []
 
 
 class LogSanitizer(logging.Filter):
@@ -133,8 +147,8 @@ def log_sanitizer() -> LogSanitizer:
 
 def install_log_sanitizer(config: Config) -> LogSanitizer:
     """Mask the configured secrets in every log record from now on; safe to call repeatedly."""
-    values = (os.environ.get(name, "") for name in configured_secret_env_names(config))
-    _sanitizer.add_secrets(values)
+    values = [os.environ.get(name, "") for name in configured_secret_env_names(config)]
+    _sanitizer.add_secrets([*values, *_database_password(config)])
     root = logging.getLogger()
     for target in [root, *root.handlers]:
         if _sanitizer not in target.filters:

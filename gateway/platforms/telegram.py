@@ -58,6 +58,7 @@ from gateway.platforms.telegram_webhook import (
     public_webhook_url,
     webhook_secret,
 )
+from gateway.redaction import log_sanitizer
 from gateway.text_split import TELEGRAM_MESSAGE_LIMIT, utf16_len
 
 log = logging.getLogger(__name__)
@@ -157,6 +158,7 @@ class TelegramAdapter(PlatformAdapter):
         if not settings.webhook_url:
             raise ConfigError("platforms.telegram.webhook_url: required in webhook mode")
         secret = webhook_secret(settings.webhook_secret_env)
+        log_sanitizer().add_secrets([secret])  # also a generated one, unknown to the config
         self._webhook = WebhookServer(
             listen=settings.webhook_listen,
             port=settings.webhook_port,
