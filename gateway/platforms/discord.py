@@ -21,7 +21,6 @@ import logging
 import re
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import aiohttp
 import yarl
@@ -36,16 +35,14 @@ from gateway.platforms.base import (
     SendFailure,
 )
 from gateway.platforms.discord_intake import (
-    HAND_OVER_ATTEMPTS,
-    HAND_OVER_RETRY_SECONDS,
     INTENT_HELP,
+    PLATFORM,
+    MessageIntake,
     attachment_kinds,
     connection_failure,
     guard_parsers,
-    message_summary,
     token_rejected_text,
 )
-from gateway.quarantine import DeadLetter
 from gateway.text_split import DISCORD_MESSAGE_LIMIT
 
 with warnings.catch_warnings():
@@ -54,7 +51,6 @@ with warnings.catch_warnings():
 
 log = logging.getLogger(__name__)
 
-PLATFORM = "discord"
 TYPING_INTERVAL_SECONDS = 8.0
 """Discord shows "typing" for about 10 s; repeat a little sooner."""
 GUILD_READY_TIMEOUT_SECONDS = 1.0
@@ -105,8 +101,9 @@ class DiscordAdapter(PlatformAdapter):
         self.client.event(self.on_ready)
         self.client.event(self.on_message)
         # discord.py's own state object holds the parser table its websocket dispatches with.
-        guard_parsers(self.client._connection.parsers, self._event_unparseable)
-        self._quarantining: set[asyncio.Task[None]] = set()
+        self._intake = MessageIntake(self._to_inbound, self._hand_over, self.keep_dead_letter)
+        # discord.py's own state object holds the parser table its websocket dispatches with.
+        guard_parsers(self.client._connection.parsers, self._intake.event_unparseable)
         self._ready = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
         self._on_message: InboundCallback | None = None
@@ -211,56 +208,7 @@ class DiscordAdapter(PlatformAdapter):
         await self._hand_over_message(message)
 
     async def _hand_over_message(self, message: discord.Message) -> None:
-        """Convert and hand over, retrying a failed recording; quarantine what never works.
-
-        Discord does not deliver a message again, so nothing escapes from here: a failure is
-        logged by its type only (error texts can quote the message).
-        """
-        try:
-            inbound = self._to_inbound(message)
-        except Exception as exc:
-            await self._quarantine(message, f"unreadable message: {type(exc).__name__}", exc)
-            return
-        pause = HAND_OVER_RETRY_SECONDS
-        for attempt in range(1, HAND_OVER_ATTEMPTS + 1):
-            try:
-                await self._hand_over(inbound)
-                return
-            except Exception as exc:
-                if attempt == HAND_OVER_ATTEMPTS:
-                    reason = f"not recorded after {attempt} attempts: {type(exc).__name__}"
-                    await self._quarantine(message, reason, exc)
-                    return
-                log.warning(
-                    "discord: recording message %s failed (%s); retrying",
-                    message.id,
-                    type(exc).__name__,
-                )
-                await asyncio.sleep(pause)
-                pause *= 2
-
-    def _event_unparseable(self, event: str, data: Any, exc: Exception) -> None:
-        """discord.py could not parse a gateway event: keep it raw instead of dying on it."""
-        ref = data.get("id") if isinstance(data, dict) else None
-        reason = f"unparseable {event} event: {type(exc).__name__}"
-        letter = DeadLetter(PLATFORM, reason, data, f"{event}:{ref}", str(exc))
-        task = asyncio.get_running_loop().create_task(self._keep(letter))
-        self._quarantining.add(task)
-        task.add_done_callback(self._quarantining.discard)
-
-    async def _quarantine(self, message: discord.Message, reason: str, exc: Exception) -> None:
-        raw = message_summary(message)
-        await self._keep(DeadLetter(PLATFORM, reason, raw, raw["id"], str(exc)))
-
-    async def _keep(self, letter: DeadLetter) -> None:
-        try:
-            await self.keep_dead_letter(letter)
-        except Exception as error:
-            log.error(
-                "discord: %s could be neither handled nor quarantined (%s)",
-                letter.ref,
-                type(error).__name__,
-            )
+        await self._intake.take(message)
 
     async def _hand_over(self, inbound: InboundMessage | None) -> None:
         if inbound is not None and self._accepting and self._on_message is not None:

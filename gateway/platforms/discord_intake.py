@@ -9,14 +9,22 @@ connection.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import warnings
-from collections.abc import Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from gateway.inbound import InboundMessage
+from gateway.quarantine import DeadLetter, QuarantineCallback
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # discord.py imports audioop on 3.11
     import discord
 
+log = logging.getLogger(__name__)
+
+PLATFORM = "discord"
 INTENT_HELP = (
     "discord: the bot's Message Content intent is not enabled, so it cannot read messages. "
     "Enable it in the Discord Developer Portal (your application -> Bot -> Privileged Gateway "
@@ -121,3 +129,71 @@ def _guarded(event: str, parse: EventParser, on_failure: ParseFailure) -> EventP
             on_failure(event, data, exc)
 
     return guarded
+
+
+class MessageIntake:
+    """Hands discord.py messages to the runner, retrying a failed recording; quarantines what
+    never works, and events discord.py could not parse at all.
+
+    Discord does not deliver a message again, so nothing escapes from here: a failure is logged
+    by its type only (error texts can quote the message).
+    """
+
+    def __init__(
+        self,
+        to_inbound: Callable[[discord.Message], InboundMessage | None],
+        hand_over: Callable[[InboundMessage | None], Awaitable[None]],
+        keep: QuarantineCallback,
+    ) -> None:
+        self._to_inbound = to_inbound
+        self._hand_over = hand_over
+        self._keep_letter = keep
+        self._quarantining: set[asyncio.Task[None]] = set()
+
+    async def take(self, message: discord.Message) -> None:
+        """Convert and hand over one message; returns once it is recorded or quarantined."""
+        try:
+            inbound = self._to_inbound(message)
+        except Exception as exc:
+            await self._quarantine(message, f"unreadable message: {type(exc).__name__}", exc)
+            return
+        pause = HAND_OVER_RETRY_SECONDS
+        for attempt in range(1, HAND_OVER_ATTEMPTS + 1):
+            try:
+                await self._hand_over(inbound)
+                return
+            except Exception as exc:
+                if attempt == HAND_OVER_ATTEMPTS:
+                    reason = f"not recorded after {attempt} attempts: {type(exc).__name__}"
+                    await self._quarantine(message, reason, exc)
+                    return
+                log.warning(
+                    "discord: recording message %s failed (%s); retrying",
+                    message.id,
+                    type(exc).__name__,
+                )
+                await asyncio.sleep(pause)
+                pause *= 2
+
+    def event_unparseable(self, event: str, data: Any, exc: Exception) -> None:
+        """discord.py could not parse a gateway event: keep it raw instead of dying on it."""
+        ref = data.get("id") if isinstance(data, dict) else None
+        reason = f"unparseable {event} event: {type(exc).__name__}"
+        letter = DeadLetter(PLATFORM, reason, data, f"{event}:{ref}", str(exc))
+        task = asyncio.get_running_loop().create_task(self._keep(letter))
+        self._quarantining.add(task)
+        task.add_done_callback(self._quarantining.discard)
+
+    async def _quarantine(self, message: discord.Message, reason: str, exc: Exception) -> None:
+        raw = message_summary(message)
+        await self._keep(DeadLetter(PLATFORM, reason, raw, raw["id"], str(exc)))
+
+    async def _keep(self, letter: DeadLetter) -> None:
+        try:
+            await self._keep_letter(letter)
+        except Exception as error:
+            log.error(
+                "discord: %s could be neither handled nor quarantined (%s)",
+                letter.ref,
+                type(error).__name__,
+            )
