@@ -113,7 +113,9 @@ def create_store_engine(url: str) -> AsyncEngine:
     :data:`SQLITE_CONNECT_PRAGMAS` are set on every new connection.
     """
     parsed = _normalise_url(make_url(url))
-    engine = create_async_engine(parsed)
+    # hide_parameters: a database error's text (which ends up in logs) never quotes the values
+    # of a statement, i.e. users' messages.
+    engine = create_async_engine(parsed, hide_parameters=True)
     if engine.dialect.name == "sqlite":
         _create_sqlite_parent_dir(parsed)
         event.listen(engine.sync_engine, "connect", _apply_sqlite_pragmas)
