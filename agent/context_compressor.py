@@ -72,13 +72,19 @@ SUMMARY_MESSAGE_OVERHEAD_TOKENS = 64
 """The summary message's prefix and framing, on top of the summary text."""
 MIN_CHUNK_TOKENS = 256
 """Below this much room for conversation per request, the summary model is not worth calling."""
-COLD_TAIL_TOKENS = 1_500
+COLD_TAIL_TOKENS = 800
 """Verbatim tail of a compaction by the context policy (``cold_start``, ``idle``): the end of
 the last visit, enough to pick up the thread; the cache is cold, so a small prompt pays."""
 COLD_PROTECT_LAST_N = 1
 """A policy compaction keeps at least the newest message; the token budget decides the rest."""
 COLD_SUMMARY_TOKENS = 2_000
 """Summary budget of a policy compaction (also at most the usual summary cap)."""
+SUMMARY_UPDATE_GROWTH = 1.1
+SUMMARY_NEW_SHARE = 0.05
+"""An updated summary is expected at 1.1x the previous one plus 5% of the new content..."""
+FIRST_SUMMARY_SHARE = 0.15
+MIN_EXPECTED_SUMMARY_TOKENS = 600
+"""...a first one at 15% of what it covers, at least 600 tokens (the template's headings)."""
 DEGRADED_NOTICE = (
     "⚠️ Context compaction ran without the summary model ({reason}). Older turns were condensed "
     "by extraction instead; nothing was deleted: the original messages are kept in the history."
@@ -190,14 +196,15 @@ class ContextCompressor(ContextEngine):
         if not content or any(is_summary_message(m) for m in messages[layout.kept_after_summary :]):
             return None
         previous = self._previous_summary_in([messages[i] for i in middle])
+        previous_tokens = count_text_tokens(previous) if previous else 0
         content_tokens = sum(sizes[i] for i in content)
-        budget = self._summary_budget_for(content_tokens, cold=True)
         kept = sum(sizes) - sum(sizes[i] for i in middle)
         return CompactionEstimate(
             prompt_tokens=sum(sizes),
             kept_tokens=kept + SUMMARY_MESSAGE_OVERHEAD_TOKENS,
-            summarized_tokens=content_tokens + (count_text_tokens(previous) if previous else 0),
-            summary_tokens=budget,
+            summarized_tokens=content_tokens + previous_tokens,
+            summary_tokens=expected_summary_tokens(content_tokens, previous_tokens),
+            summary_budget=self._summary_budget_for(content_tokens, cold=True),
         )
 
     def cooldown_remaining(self) -> float:
@@ -406,6 +413,17 @@ class ContextCompressor(ContextEngine):
             last_outcome=self._last_outcome,
         )
         return status
+
+
+def expected_summary_tokens(content_tokens: int, previous_tokens: int) -> int:
+    """The length a summary is expected to have (before the budget caps it).
+
+    An update grows the previous summary by a little of what it adds; a first summary is a
+    share of what it covers, with a floor for the template's headings.
+    """
+    if previous_tokens:
+        return round(previous_tokens * SUMMARY_UPDATE_GROWTH + content_tokens * SUMMARY_NEW_SHARE)
+    return max(MIN_EXPECTED_SUMMARY_TOKENS, round(content_tokens * FIRST_SUMMARY_SHARE))
 
 
 def create_compressor(ctx: EngineContext) -> ContextCompressor:

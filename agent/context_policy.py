@@ -35,6 +35,8 @@ class CompactionEstimate:
     """What the summary request reads: the compacted middle and the previous summary."""
     summary_tokens: int
     """The summary's expected length (the summary request's output)."""
+    summary_budget: int = 0
+    """The summary request's ``max_tokens`` (0: none): the summary is never longer."""
 
     @property
     def compacted_tokens(self) -> int:
@@ -46,16 +48,16 @@ class CompactionEstimate:
 
         Local counts are an approximation of the provider's tokenizer; the reported prompt
         sets the ratio for everything counted locally. The summary's length is a token budget
-        the provider enforces, so it stays as it is.
+        budget the provider enforces: the expected length is capped by it.
         """
-        if not prompt_tokens or not self.prompt_tokens:
-            return self
-        ratio = prompt_tokens / self.prompt_tokens
+        ratio = prompt_tokens / self.prompt_tokens if prompt_tokens and self.prompt_tokens else 1.0
+        summary = round(self.summary_tokens * ratio)
         return CompactionEstimate(
-            prompt_tokens=prompt_tokens,
+            prompt_tokens=prompt_tokens or self.prompt_tokens,
             kept_tokens=round(self.kept_tokens * ratio),
             summarized_tokens=round(self.summarized_tokens * ratio),
-            summary_tokens=self.summary_tokens,
+            summary_tokens=min(summary, self.summary_budget) if self.summary_budget else summary,
+            summary_budget=self.summary_budget,
         )
 
 

@@ -90,9 +90,11 @@ def _estimate(prompt: int, compacted: int, summarized: int) -> CompactionEstimat
 
 
 def test_an_estimate_scales_local_counts_to_the_reported_prompt_size() -> None:
-    scaled = CompactionEstimate(10_000, 2_000, 8_000, 1_800).scaled_to(14_000)
-    assert scaled == CompactionEstimate(14_000, 2_800, 11_200, 1_800)
-    assert scaled.compacted_tokens == 4_600
+    scaled = CompactionEstimate(10_000, 2_000, 8_000, 1_000, summary_budget=2_000).scaled_to(14_000)
+    assert scaled == CompactionEstimate(14_000, 2_800, 11_200, 1_400, summary_budget=2_000)
+    assert scaled.compacted_tokens == 4_200
+    capped = CompactionEstimate(10_000, 2_000, 8_000, 1_800, summary_budget=2_000).scaled_to(20_000)
+    assert capped.summary_tokens == 2_000
 
 
 def test_compacting_a_large_cold_prompt_with_a_cheap_summary_model_pays() -> None:
