@@ -6,12 +6,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    from gateway.config import Config
 
-from gateway import event_loop
-from gateway.config import Config, ConfigError, load_config, masked_config
+# Everything else is imported where a command needs it: `hermes --help` imports nothing heavy
+# (tests/integration/test_startup_imports.py keeps it that way).
 
 EXIT_CONFIG_ERROR = 2
 
@@ -67,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``hermes`` console script."""
     args = _parser().parse_args(argv)
+    from gateway import event_loop
+    from gateway.config import ConfigError, load_config
+
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -175,6 +179,10 @@ async def _db(config: Config, args: argparse.Namespace) -> int:
 
 
 async def _config(config: Config, args: argparse.Namespace) -> int:
+    import yaml
+
+    from gateway.config import masked_config
+
     print(f"# configuration OK ({config.source})")
     print(yaml.safe_dump(masked_config(config), sort_keys=False, allow_unicode=True), end="")
     return 0

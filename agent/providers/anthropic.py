@@ -58,6 +58,9 @@ def _transport_error_types() -> tuple[type[Exception], ...]:
 
 _TRANSPORT_ERRORS = _transport_error_types()
 
+JOIN_BELOW_BYTES = 256 * 1024
+"""Bodies up to this size are joined before sending (microseconds); longer ones stream."""
+
 
 class _CappedRetryAsyncAnthropic(anthropic.AsyncAnthropic):
     """The SDK client, with server-requested retry waits capped (the SDK honours any length)."""
@@ -126,12 +129,14 @@ class AnthropicProvider(Provider):
     async def send(self, body: WireBody) -> ModelResponse:
         """POST an encoded streamed Messages body through the SDK (its retries, errors, events).
 
-        The body goes out as pieces with its length: no re-encoding, no joining.
+        A long body goes out as pieces with its length (no re-encoding, no joining); a short
+        one is joined, since one write costs less than several.
         """
+        content: WireBody | bytes = body if len(body) > JOIN_BELOW_BYTES else body.to_bytes()
         request = self._client.post(
             "/v1/messages",
             cast_to=SDKMessage,
-            content=body,
+            content=content,
             options={"headers": {"Content-Length": str(len(body))}},
             stream=True,
             stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
