@@ -7,12 +7,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from gateway.config import Config, hermes_home
+from gateway.config import Config
 from gateway.redaction import install_log_sanitizer
 from gateway.services import AgentServices, build_services
 from gateway.sessions import SessionManager
-from gateway.store.db import Store, default_database_url, open_store
+from gateway.store.db import Store, database_url, open_store
 from gateway.store.repository import Repository
+
+__all__ = ["QUIET_LIBRARIES", "App", "configure_logging", "database_url", "open_app"]
 
 
 @dataclass(slots=True)
@@ -24,11 +26,6 @@ class App:
     repo: Repository
     services: AgentServices
     sessions: SessionManager
-
-
-def database_url(config: Config) -> str:
-    """The configured database URL, else SQLite under ``$HERMES_HOME``."""
-    return config.database.url or default_database_url(hermes_home())
 
 
 QUIET_LIBRARIES = (

@@ -50,6 +50,9 @@ async def run_chat(
     interactive = stream.isatty()
     address = cli_address(session_name)
     runtime = await app.sessions.get(address)
+    # Ready: the SDK import now runs while the user types (not during start-up, whose Python
+    # it would slow down by sharing the interpreter lock).
+    app.services.provider.warm_up()
     if interactive:
         print(app.services.caching_line, file=out)
         print(f"Session #{runtime.session_id}. Type /help for commands, Ctrl-D to quit.", file=out)

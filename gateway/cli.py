@@ -108,8 +108,7 @@ async def _demo(config: Config, args: argparse.Namespace) -> int:
 
 
 async def _sessions(config: Config, args: argparse.Namespace) -> int:
-    from gateway.app import database_url
-    from gateway.store.db import open_store
+    from gateway.store.db import database_url, open_store
     from gateway.store.repository import Repository
 
     store = await open_store(database_url(config))
@@ -168,9 +167,8 @@ async def _plugins(config: Config, args: argparse.Namespace) -> int:
 
 
 async def _db(config: Config, args: argparse.Namespace) -> int:
-    from gateway.app import database_url
     from gateway.config import mask_url
-    from gateway.store.db import upgrade_database
+    from gateway.store.db import database_url, upgrade_database
 
     url = database_url(config)
     head = await upgrade_database(url)

@@ -405,6 +405,7 @@ async def run_gateway(config: Config) -> int:
         log.error("no platform is enabled: set platforms.telegram.enabled or discord.enabled")
         return EXIT_NOTHING_ENABLED
     async with open_app(config) as app:
+        app.services.provider.warm_up()  # the SDK import overlaps connecting the platforms
         gateway = Gateway(app)
         try:
             await gateway.start()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections import OrderedDict
 
@@ -36,6 +37,10 @@ class SessionManager:
 
     async def _remember(self, key: str, runtime: SessionRuntime) -> None:
         self._loaded[key] = runtime
+        # A loaded history lives as long as its session stays loaded: move it (and whatever
+        # else is alive now) out of the cyclic collector's reach, so full collections do not
+        # re-scan every loaded message. Reference counting still frees it when evicted.
+        gc.freeze()
         while len(self._loaded) > self.max_loaded:
             _, old = self._loaded.popitem(last=False)
             await old.close()

@@ -32,6 +32,7 @@ from agent.providers.anthropic_convert import (
     to_anthropic_request,
     tool_schema,
 )
+from agent.providers.history_changes import conversation_marks, first_changed, spot_check_positions
 from agent.providers.wire_body import EncodedRun, WireBody, dumps_json, object_head
 from agent.types import Message
 
@@ -119,7 +120,7 @@ class AnthropicWireHistory:
         self._encoded = EncodedRun()
         self._taken = _TakenIds()
         self._systems: list[int] = []
-        self._marked: list[int] = []
+        self._marked: dict[int, Message] = {}
         self._length = 0
         self._offered: frozenset[str] | None = None
         self._trailing: tuple[OpenCalls, set[Any]] = ([], set())
@@ -145,7 +146,7 @@ class AnthropicWireHistory:
             self.reset()
             self._offered = offered
         self._fold_from(self._rollback(self._changed_from(history, marked)), history, marked)
-        self._marked = [i for i, m in marked.items() if m.get("role") != "system"]
+        self._marked = conversation_marks(marked)
         self._length = len(history)
         system = system_blocks([_overlaid(history, marked, i) for i in self._systems])
         pieces = [_head(model, max_tokens, system, schemas), b"["]
@@ -164,25 +165,12 @@ class AnthropicWireHistory:
     # -- what changed ---------------------------------------------------------------------
     def _changed_from(self, history: Sequence[Message], marked: Mapping[int, Message]) -> int:
         """The first history index whose conversion may differ from the last call's."""
-        if len(history) < self._length:
-            return 0
-        first = min(
-            [self._length, *self._marked]
-            + [i for i, m in marked.items() if m.get("role") != "system"]
-        )
-        return first if self._old_turns_unchanged(history, first) else 0
-
-    def _old_turns_unchanged(self, history: Sequence[Message], first: int) -> bool:
-        """Spot checks (log-spaced, newest first) that old turns still start where they did."""
-        index = self._turn_at(first) - 1
-        step = 1
-        while index >= 0:
-            start = self._starts[index]
+        first = first_changed(history, conversation_marks(marked), self._length, self._marked)
+        for turn in spot_check_positions(self._turn_at(first)):
+            start = self._starts[turn]
             if history[start.source_index] is not start.source:
-                return False
-            index -= step
-            step *= 2
-        return not self._starts or history[self._starts[0].source_index] is self._starts[0].source
+                return 0
+        return first
 
     def _turn_at(self, source_index: int) -> int:
         """Index of the wire turn holding ``source_index`` (the last turn if it is beyond)."""

@@ -8,6 +8,8 @@ errors of ``agent/types.py``: ``PromptTooLongError``, ``ProviderTimeoutError``, 
 
 from __future__ import annotations
 
+import importlib
+import threading
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
@@ -50,6 +52,10 @@ class Provider(ABC):
     @abstractmethod
     async def aclose(self) -> None:
         """Release the HTTP client."""
+
+    def warm_up(self) -> None:
+        """Start loading what the first call needs (an SDK import) in the background."""
+        return None
 
     def open_session(self) -> ProviderSession:
         """Per-session request state for one chat session's calls (one per agent loop).
@@ -106,3 +112,11 @@ def error_details(body: Any) -> tuple[str | None, str]:
         error_type = inner.get("type") or inner.get("code")
         return (str(error_type) if error_type else None), str(inner.get("message") or "")
     return None, str(body or "")
+
+
+def import_in_background(module: str) -> None:
+    """Import ``module`` on a daemon thread (an SDK that takes seconds to import), so that
+    start-up does not wait for it; the first real use waits only for what is left."""
+    threading.Thread(
+        target=importlib.import_module, args=(module,), name=f"import {module}", daemon=True
+    ).start()

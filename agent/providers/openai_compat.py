@@ -8,26 +8,26 @@ the prompt's real size while ``input_tokens`` counts only the uncached part.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import openai
-
+from agent.prompt_caching import MarkedHistory
 from agent.providers.base import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_SECONDS,
     Provider,
     ProviderName,
+    ProviderSession,
     error_details,
+    import_in_background,
     is_retryable_status,
-    without_bookkeeping,
 )
+from agent.providers.openai_wire import OpenAIWireHistory, full_openai_body
+from agent.providers.wire_body import WireBody
 from agent.types import (
     Message,
     ModelResponse,
     PromptTooLongError,
     ProviderError,
-    ProviderTimeoutError,
     Usage,
 )
 
@@ -79,34 +79,7 @@ def to_openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return converted
 
 
-def _wire_tool_call(call: dict[str, Any]) -> dict[str, Any]:
-    function = call.get("function") or {}
-    arguments = function.get("arguments")
-    if isinstance(arguments, str):
-        return call
-    return {**call, "function": {**function, "arguments": json.dumps(arguments or {})}}
-
-
-def to_openai_message(message: Message) -> Message:
-    """A history message as it goes on the wire: no bookkeeping keys, arguments as JSON text."""
-    wire = without_bookkeeping(message)
-    if wire.get("tool_calls"):
-        wire["tool_calls"] = [_wire_tool_call(call) for call in wire["tool_calls"]]
-    return wire
-
-
-def map_openai_error(exc: openai.APIError) -> ProviderError:
-    """The typed error for an SDK error (the API key never appears in any of them)."""
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderTimeoutError(f"model request timed out: {exc}", retryable=True)
-    if isinstance(exc, openai.APIConnectionError):
-        return ProviderError(f"cannot reach the model endpoint: {exc}", retryable=True)
-    if not isinstance(exc, openai.APIStatusError):
-        return ProviderError(f"unexpected model endpoint response: {exc}")
-    return _status_error(exc.status_code, exc.body, fallback=str(exc))
-
-
-def _status_error(status: int, body: Any, *, fallback: str = "") -> ProviderError:
+def status_error(status: int, body: Any, *, fallback: str = "") -> ProviderError:
     error_type, message = error_details(body)
     message = message or fallback
     text = f"model endpoint error {status} ({error_type or 'unknown'}): {message}"
@@ -164,9 +137,13 @@ class OpenAICompatProvider(Provider):
             if not base_url or "api.openai.com" in base_url
             else "max_tokens"
         )
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
-        )
+        self._client_settings: dict[str, Any] = {
+            "api_key": api_key,
+            "base_url": base_url,
+            "timeout": timeout,
+            "max_retries": max_retries,
+        }
+        self._sdk_client: Any = None
 
     def __repr__(self) -> str:
         return f"OpenAICompatProvider(name={self.name!r}, model={self.model!r})"
@@ -180,32 +157,86 @@ class OpenAICompatProvider(Provider):
         model: str | None = None,
     ) -> ModelResponse:
         """One chat-completions call; returns the assistant message and normalised usage."""
-        params: dict[str, Any] = {
-            "model": model or self.model,
-            "messages": [to_openai_message(m) for m in messages],
-            self._tokens_param: max_tokens,
-        }
+        head = self.request_head(tools, max_tokens=max_tokens, model=model)
+        return await self.send(WireBody([full_openai_body(messages, head)]), head["model"])
+
+    def request_head(
+        self, tools: list[dict[str, Any]] | None, *, max_tokens: int, model: str | None
+    ) -> dict[str, Any]:
+        """The body's fields besides ``messages``, in the order they are sent."""
+        head: dict[str, Any] = {"model": model or self.model, self._tokens_param: max_tokens}
         if tools:
-            params["tools"] = to_openai_tools(tools)
+            head["tools"] = to_openai_tools(tools)
         if self.name == "openrouter":
-            params["extra_body"] = {"usage": {"include": True}}
-        try:
-            response = await self._client.chat.completions.create(**params)
-        except openai.APIError as exc:
-            raise map_openai_error(exc) from exc
-        if not response.choices:
-            # OpenRouter reports some upstream failures as a 200 with an `error` object.
-            error = (getattr(response, "model_extra", None) or {}).get("error")
-            code = _field(error, "code") if isinstance(error, dict) else None
-            status = code if isinstance(code, int) else 502
-            raise _status_error(status, error, fallback="response without choices")
-        choice = response.choices[0]
-        return ModelResponse(
-            message=_reply_message(choice.message),
-            usage=usage_from_openai(response.usage, response.model or params["model"]),
-            stop_reason=choice.finish_reason,
-        )
+            head["usage"] = {"include": True}
+        return head
+
+    def open_session(self) -> OpenAICompatSession:
+        """A session that keeps its encoded messages across calls."""
+        return OpenAICompatSession(self)
+
+    async def send(self, body: WireBody, model: str) -> ModelResponse:
+        """POST an encoded body (see :func:`agent.providers.openai_sdk.send`)."""
+        from agent.providers import openai_sdk
+
+        return await openai_sdk.send(self._client, body, model)
+
+    def warm_up(self) -> None:
+        """Import the SDK in a background thread, so the first call does not wait for it."""
+        import_in_background("agent.providers.openai_sdk")
+
+    @property
+    def _client(self) -> Any:
+        """The SDK client, built (and the SDK imported) on first use."""
+        if self._sdk_client is None:
+            from agent.providers.openai_sdk import build_client
+
+            self._sdk_client = build_client(**self._client_settings)
+        return self._sdk_client
 
     async def aclose(self) -> None:
-        """Close the SDK's HTTP client."""
-        await self._client.close()
+        """Close the SDK's HTTP client (if one was ever built)."""
+        if self._sdk_client is not None:
+            await self._sdk_client.close()
+
+
+def reply_from_completion(response: Any, model: str) -> ModelResponse:
+    """A chat completion as the reply and normalised usage; a 200 without choices (how
+    OpenRouter reports some upstream failures) raises the error it carries."""
+    if not response.choices:
+        error = (getattr(response, "model_extra", None) or {}).get("error")
+        code = _field(error, "code") if isinstance(error, dict) else None
+        status = code if isinstance(code, int) else 502
+        raise status_error(status, error, fallback="response without choices")
+    choice = response.choices[0]
+    return ModelResponse(
+        message=_reply_message(choice.message),
+        usage=usage_from_openai(response.usage, response.model or model),
+        stop_reason=choice.finish_reason,
+    )
+
+
+class OpenAICompatSession(ProviderSession):
+    """A chat session's calls: encoded messages kept, only new ones encoded each call."""
+
+    def __init__(self, provider: OpenAICompatProvider) -> None:
+        super().__init__(provider)
+        self._compat = provider
+        self.wire = OpenAIWireHistory()
+
+    async def complete(
+        self,
+        history: MarkedHistory,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int,
+        model: str | None = None,
+    ) -> ModelResponse:
+        """One chat-completions call for the session's history."""
+        head = self._compat.request_head(tools, max_tokens=max_tokens, model=model)
+        body = self.wire.body(history.messages, history.marked, head)
+        return await self._compat.send(body, head["model"])
+
+    def reset(self) -> None:
+        """Encode the whole history again on the next call."""
+        self.wire.reset()

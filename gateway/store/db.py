@@ -8,14 +8,12 @@ and the tests all run against the same schema. Upgrading an up-to-date database 
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.ext.asyncio import (
@@ -27,7 +25,12 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import NullPool
 
 import migrations
+from gateway.config import Config, hermes_home
+from gateway.store.schema_heads import is_at_head
 from gateway.store.writer import BatchWriter, T, WriteJob
+
+if TYPE_CHECKING:
+    import alembic.config
 
 DATABASE_FILE_NAME = "hermes.db"
 """The SQLite file under ``$HERMES_HOME`` when ``database.url`` is not configured."""
@@ -46,6 +49,9 @@ SQLITE_CONNECT_PRAGMAS = (
 # __path__ rather than __file__: an editable install may expose the package as a namespace.
 MIGRATIONS_DIR = Path(next(iter(migrations.__path__))).resolve()
 """The alembic script directory (``migrations/``), wherever the package is installed."""
+VERSION_LOCATIONS = (MIGRATIONS_DIR / "versions",)
+"""Every directory holding revision files: alembic reads these, and so does the quick
+"already at head" check at start-up (add a plugin's own revision directory here)."""
 
 ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 """The asyncio driver used for a URL that names only the database (``postgresql://...``)."""
@@ -105,6 +111,11 @@ def default_database_url(hermes_home: Path) -> str:
     return f"sqlite+aiosqlite:///{hermes_home.expanduser() / DATABASE_FILE_NAME}"
 
 
+def database_url(config: Config) -> str:
+    """The configured ``database.url``, else SQLite under ``$HERMES_HOME``."""
+    return config.database.url or default_database_url(hermes_home())
+
+
 def create_store_engine(url: str) -> AsyncEngine:
     """Build the async engine for ``url`` with the store's connection settings.
 
@@ -126,7 +137,9 @@ async def open_store(url: str) -> Store:
     """Open the database at ``url``, upgrading its schema to the newest revision first."""
     engine = create_store_engine(url)
     try:
-        await _upgrade_to_head(engine)
+        # Nearly every start finds the schema current: then alembic is not even imported.
+        if not await is_at_head(engine, VERSION_LOCATIONS):
+            await _upgrade_to_head(engine)
     except BaseException:
         await engine.dispose()
         raise
@@ -148,20 +161,26 @@ async def upgrade_database(url: str) -> str:
         await engine.dispose()
 
 
-def alembic_config() -> Config:
+def alembic_config() -> alembic.config.Config:
     """An alembic configuration pointing at ``migrations/``, with no ini file.
 
     Without an ini file ``migrations/env.py`` leaves logging alone and expects the connection
     in ``config.attributes["connection"]``.
     """
-    config = Config()
+    from alembic.config import Config as AlembicConfig
+
+    config = AlembicConfig()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.set_main_option("path_separator", "os")
+    config.set_main_option("version_locations", os.pathsep.join(map(str, VERSION_LOCATIONS)))
     return config
 
 
 async def _upgrade_to_head(engine: AsyncEngine) -> str:
     """Run ``alembic upgrade head`` on one connection of ``engine`` inside the running loop."""
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+
     config = alembic_config()
 
     def upgrade(connection: Connection) -> str:

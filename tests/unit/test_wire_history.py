@@ -1,4 +1,4 @@
-"""The kept-across-turns Anthropic body is the full conversion, byte for byte, and costs O(new)."""
+"""Request bodies kept across turns equal a full conversion, byte for byte, and cost O(new)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from agent.prompt_caching import MarkedHistory, cache_breakpoints
 from agent.providers import wire_body
 from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
+from agent.providers.openai_wire import OpenAIWireHistory, full_openai_body
 from agent.providers.wire_body import FREEZE_BATCH, EncodedRun
 
 TOOLS = {
@@ -79,7 +80,7 @@ marking = st.sampled_from([None, ("5m", True), ("1h", True), ("5m", False)])
     start=st.lists(message(), max_size=12),
     edits=st.lists(st.tuples(edit, marking), min_size=1, max_size=12),
 )
-def test_the_kept_body_equals_a_full_conversion_after_any_edits(
+def test_kept_bodies_equal_a_full_conversion_after_any_edits(
     start: list[dict[str, Any]], edits: list[tuple[tuple[str, Any], Any]]
 ) -> None:
     with pytest.MonkeyPatch.context() as patch:
@@ -92,6 +93,7 @@ def test_the_kept_body_equals_a_full_conversion_after_any_edits(
 def _replay_edits(start: list[dict[str, Any]], edits: list[tuple[tuple[str, Any], Any]]) -> None:
     history: list[dict[str, Any]] = [{"role": "system", "content": "You are Hermes."}, *start]
     wire = AnthropicWireHistory()
+    compat = OpenAIWireHistory()
     tools = ["clock"]
     model = "claude-sonnet-4-5"
     for (kind, value), mark in edits:
@@ -105,6 +107,7 @@ def _replay_edits(start: list[dict[str, Any]], edits: list[tuple[tuple[str, Any]
             # A compaction: a new list (head, a summary, the tail) and an announced reset.
             history[:] = [*history[:1], {"role": "user", "content": "summary"}, *history[-value:]]
             wire.reset()
+            compat.reset()
         elif kind == "replace_unannounced":
             # Edited copies of every message, shorter or not: detected without a reset.
             kept = history[: len(history) - value]
@@ -117,6 +120,9 @@ def _replay_edits(start: list[dict[str, Any]], edits: list[tuple[tuple[str, Any]
         sent = MarkedHistory(history, marked).materialize()
         assert body == full_body(sent, schemas, model=model, max_tokens=1000)
         assert json.loads(body)["messages"][0]["role"] == "user"
+        head = {"model": model, "max_tokens": 1000, "tools": schemas}
+        kept = compat.body(history, marked, head).to_bytes()
+        assert kept == full_openai_body(sent, head)
 
 
 def _long_history(size: int) -> list[dict[str, Any]]:
@@ -168,3 +174,17 @@ def test_an_encoded_run_truncated_into_a_frozen_segment_keeps_whole_segments() -
     assert run.truncate(3 * FREEZE_BATCH - 2) == 3 * FREEZE_BATCH - 2
     assert run.truncate(FREEZE_BATCH + 3) == FREEZE_BATCH
     assert b"".join(run.pieces()) == b",".join(str(i).encode() for i in range(FREEZE_BATCH))
+
+
+def test_a_chat_completions_turn_encodes_only_new_and_re_marked_messages() -> None:
+    # OpenRouter layout: the system prompt is marked (a fresh, equal copy) every call.
+    history = _long_history(2 * FREEZE_BATCH)
+    wire = OpenAIWireHistory()
+    head = {"model": "anthropic/claude-sonnet-4-5", "max_tokens": 9}
+    wire.body(history, cache_breakpoints(history, "5m", False), head)
+    before = wire.converted_messages
+    history.append({"role": "user", "content": "and now?"})
+    marked = cache_breakpoints(history, "5m", False)
+    body = wire.body(history, marked, head).to_bytes()
+    assert wire.converted_messages - before < 12
+    assert body == full_openai_body(MarkedHistory(history, marked).materialize(), head)
