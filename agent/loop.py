@@ -24,6 +24,7 @@ from agent.tools.registry import ToolRegistry
 from agent.types import (
     CompactionResult,
     CompactionTrigger,
+    IncompleteResponseError,
     Message,
     ModelResponse,
     PromptTooLongError,
@@ -44,8 +45,14 @@ TOO_LONG_APOLOGY = (
     "Send /new to start a fresh session (this one stays stored)."
 )
 ITERATION_LIMIT_NOTE = "(I stopped after {n} tool rounds without a final answer.)"
+NO_ANSWER_NOTICE = (
+    "Sorry, the model sent back an empty answer, twice. Your message is saved; "
+    "please try again in a moment."
+)
+EMPTY_ANSWER_RETRIES = 1
+"""How often an empty or cut-off answer is asked for again before the user gets the notice."""
 
-StopReason = Literal["final", "max_iterations", "provider_error", "prompt_too_long"]
+StopReason = Literal["final", "max_iterations", "provider_error", "prompt_too_long", "no_answer"]
 
 
 class TurnRecorder(Protocol):
@@ -151,11 +158,13 @@ class AgentLoop:
             await self._append(context, [user_message])
             result.new_messages.append(user_message)
         emergency_used = False
+        empty_answers = 0
         iteration = 0
         while iteration < self.settings.max_iterations:
             if self.engine.should_compress(self.current_prompt_tokens()):
                 await self._compact_into(context, "agent", result)
             started = time.perf_counter()
+            response: ModelResponse | None
             try:
                 response = await self._call_model(context)
             except PromptTooLongError as exc:
@@ -167,14 +176,26 @@ class AgentLoop:
                 emergency_used = True
                 await self._compact_into(context, "emergency", result)
                 continue
+            except IncompleteResponseError as exc:
+                log.warning("model answer incomplete (%s)", exc)
+                response = None
             except ProviderError as exc:
                 log.error("model call failed for provider %s: %s", self.provider.name, exc)
                 reason = "the service is overloaded" if exc.retryable else "the request failed"
                 result.reply, result.stop_reason = APOLOGY.format(reason=reason), "provider_error"
                 return result
             result.wait_seconds += time.perf_counter() - started
+            if response is not None:
+                result.usages.append(response.usage)
+            if response is None or _is_empty(response):
+                # Nothing to show or store: ask again once, then tell the user (never silence).
+                empty_answers += 1
+                if empty_answers > EMPTY_ANSWER_RETRIES:
+                    result.reply, result.stop_reason = NO_ANSWER_NOTICE, "no_answer"
+                    return result
+                log.warning("model gave no answer; asking again")
+                continue
             iteration += 1
-            result.usages.append(response.usage)
             await self._append(context, [response.message])
             result.new_messages.append(response.message)
             if not response.tool_calls:
@@ -240,6 +261,11 @@ class AgentLoop:
 
 def _tool_message(call_id: str, name: str, content: str) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+
+
+def _is_empty(response: ModelResponse) -> bool:
+    """An answer with neither text nor tool calls (no content blocks, or only blank text)."""
+    return not response.tool_calls and not _text_of(response.message).strip()
 
 
 def _text_of(message: Message) -> str:

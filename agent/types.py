@@ -71,6 +71,10 @@ class ProviderTimeoutError(ProviderError):
     """The model call timed out."""
 
 
+class IncompleteResponseError(ProviderError):
+    """The model's answer ended before it was complete (a stream cut off before its end)."""
+
+
 CompactionTrigger = Literal["agent", "hygiene", "manual", "emergency", "cold_start", "idle"]
 """Why a compaction ran: the agent's threshold, the gateway's hygiene, ``/compress``, a
 prompt-too-long error, or the context policy (``cold_start``: a message after the cache

@@ -46,7 +46,12 @@ from sandbox.anthropic_replies import (
     fit_reply,
     request_seed,
 )
-from sandbox.anthropic_sse import encode_event, interrupted_events, message_events
+from sandbox.anthropic_sse import (
+    encode_event,
+    interrupted_events,
+    message_events,
+    truncated_events,
+)
 from sandbox.anthropic_validation import InvalidRequest, validate_request
 from sandbox.clock import ManualClock
 
@@ -165,8 +170,10 @@ class AnthropicEmulator:
         Kinds: "429" (rate_limit_error with retry-after), "529" (overloaded_error), "500"
         (api_error), "slow" (wait ``delay`` seconds, then answer), "stream_error" (an SSE error
         event mid-stream; only streaming requests match), "disconnect" (close the connection
-        without a response). ``model`` / ``contains`` restrict it to requests for that model /
-        whose serialized messages and system contain that text. Raises ValueError on a bad kind.
+        without a response), "empty" (a complete answer without any content block),
+        "truncated" (a stream that ends right after message_start; streams only). ``model`` /
+        ``contains`` restrict it to requests for that model / whose serialized messages and
+        system contain that text. Raises ValueError on a bad kind.
         """
         fault = Fault(kind, count, model, contains, retry_after, delay)
         self._faults.add(fault)
@@ -214,11 +221,14 @@ class AnthropicEmulator:
             return self._refuse(body, 400, "invalid_request_error", too_long)
         usage = self.cache.account(prompt, self.min_cacheable_for(prompt.model))
         reply = await self._make_reply(body)
+        if fault is not None and fault.kind == "empty":
+            reply = Reply([], reply.stop_reason)
         message = self._response_message(body, reply, usage)
         interrupted = fault is not None and fault.kind == "stream_error"
-        self._record(body, prompt, message, fault, completed=not interrupted)
+        truncated = fault is not None and fault.kind == "truncated"
+        self._record(body, prompt, message, fault, completed=not (interrupted or truncated))
         if body.get("stream") is True:
-            return await self._stream(request, message, interrupted)
+            return await self._stream(request, message, fault.kind if fault else None)
         if not self.instant:
             await asyncio.sleep(FIRST_TOKEN_DELAY_SECONDS)
         return web.json_response(message, headers=self._headers())
@@ -230,7 +240,7 @@ class AnthropicEmulator:
         if fault.kind == "slow":
             await asyncio.sleep(fault.delay)
             return None
-        if fault.kind == "stream_error":
+        if fault.kind in ("stream_error", "empty", "truncated"):
             return None
         if fault.kind == "disconnect":
             self._refuse(body, 0, "disconnect", "connection closed without a response", fault)
@@ -277,7 +287,7 @@ class AnthropicEmulator:
         }
 
     async def _stream(
-        self, request: web.Request, message: dict[str, Any], interrupted: bool
+        self, request: web.Request, message: dict[str, Any], fault: str | None
     ) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={
@@ -290,11 +300,12 @@ class AnthropicEmulator:
         if not self.instant:
             await asyncio.sleep(FIRST_TOKEN_DELAY_SECONDS)
         error_type, error_message = STREAM_ERROR
-        events = (
-            interrupted_events(message, error_type, error_message)
-            if interrupted
-            else message_events(message)
-        )
+        if fault == "stream_error":
+            events = interrupted_events(message, error_type, error_message)
+        elif fault == "truncated":
+            events = truncated_events(message)
+        else:
+            events = message_events(message)
         for name, data in events:
             await response.write(encode_event(name, data))
             if not self.instant:
@@ -358,7 +369,7 @@ class AnthropicEmulator:
             b.get("text", "") for b in message["content"] if b.get("type") == "text"
         )
         if not completed:
-            record.error_type = STREAM_ERROR[0]
+            record.error_type = "truncated" if record.fault == "truncated" else STREAM_ERROR[0]
         self._keep(record, completed=completed)
 
     def _keep(self, record: RequestRecord, *, completed: bool) -> None:

@@ -6,7 +6,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-FAULT_KINDS = ("429", "529", "500", "slow", "stream_error", "disconnect")
+FAULT_KINDS = ("429", "529", "500", "slow", "stream_error", "disconnect", "empty", "truncated")
+STREAM_ONLY_KINDS = frozenset({"stream_error", "truncated"})
+"""Faults only a streamed response can show (non-streaming requests do not match them)."""
 DEFAULT_RETRY_AFTER_SECONDS = 1.0
 
 # (HTTP status, error type, message) of the faults answered with an error body.
@@ -30,8 +32,8 @@ class Fault:
     delay: float = 0.0
 
     def matches(self, body: dict[str, Any], *, streaming: bool) -> bool:
-        """Whether this fault applies to a request (a stream_error only hits streams)."""
-        if self.kind == "stream_error" and not streaming:
+        """Whether this fault applies to a request (stream faults only hit streams)."""
+        if self.kind in STREAM_ONLY_KINDS and not streaming:
             return False
         if self.model is not None and body.get("model") != self.model:
             return False

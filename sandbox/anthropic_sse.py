@@ -96,3 +96,12 @@ def interrupted_events(
         if name == "content_block_delta":
             break
     yield "error", {"type": "error", "error": {"type": error_type, "message": error_message}}
+
+
+def truncated_events(message: dict[str, Any]) -> Iterator[SseEvent]:
+    """A stream that ends (the connection closed cleanly) right after ``message_start``: no
+    content, no ``message_stop``, no error event."""
+    for name, data in message_events(message):
+        yield name, data
+        if name == "message_start":
+            return

@@ -18,7 +18,13 @@ from anthropic.types import RawMessageStreamEvent
 from agent.providers.anthropic_convert import from_anthropic_message
 from agent.providers.base import MAX_RETRY_WAIT_SECONDS, error_details, is_retryable_status
 from agent.providers.wire_body import WireBody
-from agent.types import ModelResponse, PromptTooLongError, ProviderError, ProviderTimeoutError
+from agent.types import (
+    IncompleteResponseError,
+    ModelResponse,
+    PromptTooLongError,
+    ProviderError,
+    ProviderTimeoutError,
+)
 
 PROMPT_TOO_LONG_MARKER = "prompt is too long"
 """Text of the 400 error Anthropic returns when the prompt exceeds the context window."""
@@ -94,4 +100,9 @@ async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelRespons
         raise map_anthropic_error(exc) from exc
     except _TRANSPORT_ERRORS as exc:
         raise ProviderError(f"Anthropic stream broke off: {exc!r}", retryable=True) from exc
+    if final.stop_reason is None:
+        # Every complete answer says why it stopped; this stream ended before message_stop.
+        raise IncompleteResponseError(
+            "Anthropic stream ended before the answer was complete", retryable=True
+        )
     return from_anthropic_message(final)

@@ -12,7 +12,7 @@ import pytest
 from agent.prompt_caching import apply_anthropic_cache_control
 from agent.providers import build_provider
 from agent.providers.anthropic import AnthropicProvider
-from agent.types import PromptTooLongError, ProviderError
+from agent.types import IncompleteResponseError, PromptTooLongError, ProviderError
 from sandbox.anthropic_api import AnthropicEmulator
 
 MODEL = "claude-sonnet-4-5"
@@ -195,6 +195,23 @@ async def test_overload_rate_limit_and_stream_errors_are_retryable(
     assert API_KEY not in str(raised.value)
     # The fault is used up: the next call succeeds.
     assert (await provider.complete([{"role": "user", "content": "hi"}], max_tokens=50)).message
+
+
+async def test_a_stream_cut_off_after_message_start_is_an_incomplete_answer(
+    provider: AnthropicProvider, emulator: AnthropicEmulator
+) -> None:
+    emulator.inject_fault("truncated")
+    with pytest.raises(IncompleteResponseError) as raised:
+        await provider.complete([{"role": "user", "content": "hi"}], max_tokens=50)
+    assert raised.value.retryable
+
+
+async def test_an_answer_without_content_blocks_is_an_empty_message(
+    provider: AnthropicProvider, emulator: AnthropicEmulator
+) -> None:
+    emulator.inject_fault("empty")
+    response = await provider.complete([{"role": "user", "content": "hi"}], max_tokens=50)
+    assert (response.message["content"], response.tool_calls) == ("", [])
 
 
 async def test_a_dropped_connection_is_retryable(

@@ -415,3 +415,31 @@ async def test_standalone_module_serves_until_interrupted() -> None:
 
     assert message.content[0].text.startswith("Noted: ping.")
     assert return_code == 0
+
+
+async def test_truncated_fault_ends_a_stream_right_after_message_start(
+    emulator: AnthropicEmulator, client: anthropic.AsyncAnthropic
+) -> None:
+    emulator.inject_fault("truncated")
+    plain = await client.messages.create(model=MODEL, max_tokens=50, messages=user("hi"))
+
+    async with client.messages.stream(model=MODEL, max_tokens=50, messages=user("hi")) as s:
+        cut = await s.get_final_message()
+
+    assert plain.content  # a non-streamed request is not hit
+    assert (cut.content, cut.stop_reason) == ([], None)
+    assert emulator.requests[-1].fault == "truncated"
+    assert emulator.pending_faults == []
+
+
+async def test_empty_fault_answers_a_complete_message_without_content_blocks(
+    emulator: AnthropicEmulator, client: anthropic.AsyncAnthropic
+) -> None:
+    emulator.inject_fault("empty", count=2)
+
+    plain = await client.messages.create(model=MODEL, max_tokens=50, messages=user("hi"))
+    async with client.messages.stream(model=MODEL, max_tokens=50, messages=user("hi")) as s:
+        streamed = await s.get_final_message()
+
+    assert (plain.content, plain.stop_reason) == ([], "end_turn")
+    assert (streamed.content, streamed.stop_reason) == ([], "end_turn")
