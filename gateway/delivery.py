@@ -4,9 +4,12 @@ A reply is planned in the store (every part, in order, tied to every message it 
 before its first part is sent; each part's platform id is stored right after its send, and
 the commit storing the last one closes the messages. A crash therefore leaves either a
 finished reply or one that knows which parts are still to send: :meth:`Deliverer.send` sends
-just those, with no new model call. The one window left is between a platform accepting a
-part and the commit recording it (a few milliseconds): a crash there sends that part again,
-because neither Telegram nor Discord can be asked whether a message went out.
+just those, with no new model call. Between a platform accepting a part and the commit that
+records it, a crash leaves that one part in doubt; a resumed reply first asks the adapter
+whether it was delivered (:meth:`~gateway.platforms.base.PlatformAdapter.find_sent`: Discord
+reads the channel history; Telegram, which cannot read messages, tries to edit the ids after
+the last known one to the same text and gets "message is not modified" for its own, in
+private chats only). Where the platform cannot tell (Telegram groups), the part is sent again.
 
 A send that fails transiently (the adapter says which failures are: HTTP 5xx, a dropped
 connection, a 429 its client's limiter gave up on) is retried with a doubling backoff, or
@@ -25,11 +28,12 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import TypeVar
 
 from gateway.config import GatewaySettings
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter, SendFailure
-from gateway.store.records import ReplyRecord
+from gateway.store.records import ReplyPart, ReplyRecord
 from gateway.store.repository import Repository
 
 log = logging.getLogger(__name__)
@@ -39,6 +43,7 @@ MAX_BACKOFF_SECONDS = 30.0
 NO_TEXT_REPLY = "(I have no answer to give to that.)"
 """Sent when a turn produced no text at all, so that no message goes unanswered."""
 
+T = TypeVar("T")
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -66,15 +71,15 @@ class RetryPolicy:
 
 
 async def send_with_retry(
-    send: Callable[[], Awaitable[str]],
+    send: Callable[[], Awaitable[T]],
     classify: Callable[[Exception], SendFailure],
     policy: RetryPolicy,
     *,
     what: str,
     clock: Clock = time.monotonic,
     sleep: Sleep = asyncio.sleep,
-) -> str:
-    """``send()`` until it returns a platform id; retries what ``classify`` calls transient.
+) -> T:
+    """``send()`` until it returns (a platform id); retries what ``classify`` calls transient.
 
     Raises :class:`DeliveryFailed` on a permanent failure or when the next wait would end
     past ``policy.give_up_after``. ``what`` names the send in the one warning logged when
@@ -156,23 +161,32 @@ class Deliverer:
         )
         return await self.send(reply)
 
-    async def send(self, reply: ReplyRecord) -> ReplyRecord:
-        """Send the parts of ``reply`` not sent yet, in order; returns it as it ended."""
+    async def send(self, reply: ReplyRecord, *, resumed: bool = False) -> ReplyRecord:
+        """Send the parts of ``reply`` not sent yet, in order; returns it as it ended.
+
+        ``resumed``: the reply was being sent when the last run died, so its first unsent part
+        may have gone out without its id being recorded; the platform is asked first.
+        """
         adapter = self.adapters[reply.platform]
         target = DeliveryTarget(reply.chat_id, reply.thread_id)
         final_index = reply.parts[-1].index
         sent = {part.index: part.platform_message_id for part in reply.parts}
+        in_doubt = reply.unsent[0].index if resumed and reply.unsent else None
         for part in reply.unsent:
             what = f"{reply.platform}: reply {reply.id} part {part.index + 1}/{len(reply.parts)}"
             try:
-                platform_id = await send_with_retry(
-                    partial(adapter.send_part, target, part.text),
-                    adapter.classify_send_error,
-                    self.policy,
-                    what=what,
-                    clock=self._clock,
-                    sleep=self._sleep,
-                )
+                platform_id = None
+                if part.index == in_doubt:
+                    platform_id = await self._find_sent(reply, part, what)
+                if platform_id is None:
+                    platform_id = await send_with_retry(
+                        partial(adapter.send_part, target, part.text),
+                        adapter.classify_send_error,
+                        self.policy,
+                        what=what,
+                        clock=self._clock,
+                        sleep=self._sleep,
+                    )
             except DeliveryFailed as exc:
                 log.error("%s to chat %s not delivered: %s", what, reply.chat_id, exc.reason)
                 await self.repo.fail_reply(reply.id, exc.reason)
@@ -182,6 +196,36 @@ class Deliverer:
             )
             sent[part.index] = platform_id
         return _ended(reply, sent, "sent", None)
+
+    async def _find_sent(self, reply: ReplyRecord, part: ReplyPart, what: str) -> str | None:
+        """The id of ``part`` if the platform shows it was delivered before the crash."""
+        adapter = self.adapters[reply.platform]
+        # The part went out after the previous one, or (the first) after every message that
+        # was recorded before the reply was planned.
+        previous = reply.parts[part.index - 1].platform_message_id if part.index else None
+        anchor = None if previous else await self.repo.newest_inbound_before(reply.id)
+        after = previous or (adapter.anchor_of(anchor) if anchor else None)
+        if after is None:
+            return None
+        sent, received = await self.repo.recent_chat_ids(reply.platform, reply.chat_id)
+        known = sent | {adapter.anchor_of(platform_id) for platform_id in received}
+        found = await send_with_retry(
+            partial(
+                adapter.find_sent,
+                DeliveryTarget(reply.chat_id, reply.thread_id),
+                part.text,
+                after,
+                frozenset(known),
+            ),
+            adapter.classify_send_error,
+            self.policy,
+            what=what,
+            clock=self._clock,
+            sleep=self._sleep,
+        )
+        if found is not None:
+            log.info("%s was delivered before the restart; not sending it again", what)
+        return found
 
 
 def _ended(

@@ -322,7 +322,7 @@ class Gateway:
                 reply = await self.app.repo.get_reply(step.reply_id)
                 if reply is not None:
                     log.info("session %s: sending the rest of reply %s", key, reply.id)
-                    await self.delivery.send(reply)
+                    await self.delivery.send(reply, resumed=True)
             else:
                 await self._handle_new(key, step.messages, step.user_message_id)
 
@@ -407,6 +407,11 @@ async def run_gateway(config: Config) -> int:
     async with open_app(config) as app:
         app.services.provider.warm_up()  # the SDK import overlaps connecting the platforms
         gateway = Gateway(app)
+        # Before start: a SIGTERM while resuming must stop the daemon cleanly, not kill it.
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
         try:
             await gateway.start()
         except ConfigError:
@@ -415,10 +420,6 @@ async def run_gateway(config: Config) -> int:
             log.error("gateway failed to start: %s", exc)
             await gateway.stop(grace_seconds=0)
             return EXIT_STARTUP_FAILED
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
         try:
             await _first_of(stop, gateway.no_adapter_left)
         finally:

@@ -296,9 +296,6 @@ class AnthropicEmulator:
                 **self._headers(),
             }
         )
-        await response.prepare(request)
-        if not self.instant:
-            await asyncio.sleep(FIRST_TOKEN_DELAY_SECONDS)
         error_type, error_message = STREAM_ERROR
         if fault == "stream_error":
             events = interrupted_events(message, error_type, error_message)
@@ -306,11 +303,17 @@ class AnthropicEmulator:
             events = truncated_events(message)
         else:
             events = message_events(message)
-        for name, data in events:
-            await response.write(encode_event(name, data))
+        try:
+            await response.prepare(request)
             if not self.instant:
-                await asyncio.sleep(STREAM_EVENT_DELAY_SECONDS)
-        await response.write_eof()
+                await asyncio.sleep(FIRST_TOKEN_DELAY_SECONDS)
+            for name, data in events:
+                await response.write(encode_event(name, data))
+                if not self.instant:
+                    await asyncio.sleep(STREAM_EVENT_DELAY_SECONDS)
+            await response.write_eof()
+        except ConnectionResetError:
+            pass  # the client went away mid-stream (closed, or its process was killed)
         return response
 
     async def _handle_count_tokens(self, request: web.Request) -> web.Response:

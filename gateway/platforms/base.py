@@ -122,6 +122,22 @@ class PlatformAdapter(abc.ABC):
         if self.on_fatal is not None:
             self.on_fatal(self.name, reason)
 
+    async def find_sent(
+        self, target: DeliveryTarget, text: str, after: str, known: frozenset[str]
+    ) -> str | None:
+        """The id of a message with ``text`` this bot sent to ``target`` after message
+        ``after``, or None if there is none or the platform cannot tell (the default).
+
+        Asked only about the one part a crash may have left in doubt (sent, but its id never
+        recorded); ``known`` are ids of messages in the chat that are certainly not it.
+        """
+        return None
+
+    def anchor_of(self, platform_message_id: str) -> str:
+        """A received message's id in the form :meth:`send_part` returns ids (the point after
+        which the reply to it was sent)."""
+        return platform_message_id
+
     def measure(self, text: str) -> int:
         """A text's length as the platform counts it (characters unless overridden)."""
         return len(text)

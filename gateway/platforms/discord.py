@@ -60,6 +60,8 @@ CONNECT_TIMEOUT_SECONDS = 60.0
 CATCH_UP_SCAN_LIMIT = 1000
 """The most messages catch-up reads back per channel (10 REST pages) looking for missed ones."""
 
+FIND_SENT_LIMIT = 50
+"""Messages read after the last known one when looking for a part a crash left in doubt."""
 SERVER_ERROR = 500
 TOO_MANY_REQUESTS = 429
 
@@ -343,6 +345,23 @@ class DiscordAdapter(PlatformAdapter):
     async def send_typing(self, target: DeliveryTarget) -> None:
         channel = self.client.get_partial_messageable(int(target.chat_id))
         await channel.typing()
+
+    async def find_sent(
+        self, target: DeliveryTarget, text: str, after: str, known: frozenset[str]
+    ) -> str | None:
+        """Read the channel's history after ``after`` for our own message with this text."""
+        me = self.client.user
+        if me is None or not after.isdigit():
+            return None
+        channel = self.client.get_partial_messageable(int(target.chat_id))
+        history = channel.history(
+            after=discord.Object(id=int(after)), limit=FIND_SENT_LIMIT, oldest_first=True
+        )
+        async for message in history:
+            if message.author.id == me.id and message.content == text:
+                if str(message.id) not in known:
+                    return str(message.id)
+        return None
 
     def classify_send_error(self, error: Exception) -> SendFailure:
         """A rate limit past discord.py's own waiting, a 5xx (after discord.py's retries) or

@@ -15,6 +15,7 @@ webhook mode (nothing of ours can go silent; Telegram retries what we did not ac
 
 from __future__ import annotations
 
+import itertools
 import logging
 from typing import Any
 
@@ -74,6 +75,9 @@ _FINAL_SEND_ERRORS = (Forbidden, BadRequest, ChatMigrated, InvalidToken)
 """A send refused for one of these will be refused again: the reply fails, it is not retried."""
 _FORMATTING_ERRORS = ("can't parse entities", "message is too long")
 """Rejections of the formatted text after which the plain text (which fits) is sent instead."""
+FIND_SENT_LIMIT = 20
+"""Unknown message ids tried after the last known one for a part a crash left in doubt (ids
+known to be other messages are skipped without trying; the part went out soon after)."""
 
 
 class TelegramAdapter(PlatformAdapter):
@@ -232,6 +236,50 @@ class TelegramAdapter(PlatformAdapter):
     async def send_typing(self, target: DeliveryTarget) -> None:
         extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}
         await self.bot.send_chat_action(int(target.chat_id), ChatAction.TYPING, **extra)
+
+    def anchor_of(self, platform_message_id: str) -> str:
+        return platform_message_id.rpartition(":")[2]
+
+    async def find_sent(
+        self, target: DeliveryTarget, text: str, after: str, known: frozenset[str]
+    ) -> str | None:
+        """Look at the few message ids after ``after`` for our own message with this text.
+
+        The Bot API cannot read a message, but editing one to the text it already has is
+        refused as "message is not modified", and only the bot's own messages are editable.
+        Only in a private chat, where every bot message since ``after`` is this session's and
+        all but the one in doubt are ``known``: an editable unknown message there is the part
+        (an edit that "succeeds" only re-applies its formatting). In groups, None.
+        """
+        chat_id = int(target.chat_id)
+        if chat_id <= 0 or not after.isdigit():  # groups and channels have negative ids
+            return None
+        candidates = (i for i in itertools.count(int(after) + 1) if str(i) not in known)
+        for message_id in itertools.islice(candidates, FIND_SENT_LIMIT):
+            try:
+                await self._edit_to(chat_id, message_id, text)
+            except BadRequest as exc:
+                reason = str(exc).lower()
+                if "not modified" in reason:
+                    return str(message_id)
+                if "not found" in reason:
+                    return None  # ids are sequential: nothing was sent after this one
+                continue  # someone else's message ("can't be edited")
+            return str(message_id)
+        return None
+
+    async def _edit_to(self, chat_id: int, message_id: int, text: str) -> None:
+        try:
+            await self.bot.edit_message_text(
+                markdown_to_telegram(text),
+                chat_id=chat_id,
+                message_id=message_id,
+                parse_mode=TELEGRAM_PARSE_MODE,
+            )
+        except BadRequest as exc:
+            if not any(reason in str(exc).lower() for reason in _FORMATTING_ERRORS):
+                raise
+            await self.bot.edit_message_text(text, chat_id=chat_id, message_id=message_id)
 
     def classify_send_error(self, error: Exception) -> SendFailure:
         """Refusals about the chat or the request (403 blocked, 400 chat not found, a

@@ -238,6 +238,8 @@ class ReplyRecord:
     closes_as: str
     failure: str | None
     parts: tuple[ReplyPart, ...]
+    answers: tuple[str, ...] = ()
+    """Platform ids of the inbound messages it answers, oldest first."""
 
     @property
     def unsent(self) -> tuple[ReplyPart, ...]:

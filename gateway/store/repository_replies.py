@@ -31,6 +31,7 @@ from gateway.store.tables import InboundRow, ReplyPartRow, ReplyRow, utcnow
 DONE_STATUS = "done"
 FAILED_STATUS = "failed"
 PROCESSING_STATUS = "processing"
+RECENT_IDS_LIMIT = 200
 _parts_table = cast(Table, ReplyPartRow.__table__)
 
 
@@ -105,6 +106,7 @@ class ReplyQueries(RepositoryBase):
             closes_as=closes_as,
             failure=None,
             parts=tuple(ReplyPart(index, text) for index, text in enumerate(parts)),
+            answers=tuple(inbound_ids),
         )
 
     async def record_sent_part(
@@ -165,6 +167,13 @@ class ReplyQueries(RepositoryBase):
                     .order_by(ReplyPartRow.part_index)
                 )
             ).all()
+            answers = (
+                await session.scalars(
+                    select(InboundRow.platform_message_id)
+                    .where(InboundRow.reply_id == reply_id)
+                    .order_by(InboundRow.id)
+                )
+            ).all()
         return ReplyRecord(
             id=row.id,
             platform=row.platform,
@@ -177,7 +186,52 @@ class ReplyQueries(RepositoryBase):
             parts=tuple(
                 ReplyPart(part.part_index, part.text, part.platform_message_id) for part in parts
             ),
+            answers=tuple(answers),
         )
+
+    async def newest_inbound_before(self, reply_id: int) -> str | None:
+        """The platform id of the newest message recorded in the reply's chat before the reply
+        was planned: the reply's first part was sent after it (None: no such message)."""
+        reply = select(ReplyRow).where(ReplyRow.id == reply_id).subquery()
+        query = (
+            select(InboundRow.platform_message_id)
+            .join(
+                reply,
+                (InboundRow.platform == reply.c.platform) & (InboundRow.chat_id == reply.c.chat_id),
+            )
+            .where(InboundRow.received_at <= reply.c.created_at)
+            .order_by(InboundRow.id.desc())
+            .limit(1)
+        )
+        async with self._reading() as session:
+            return await session.scalar(query)
+
+    async def recent_chat_ids(
+        self, platform: str, chat_id: str, *, limit: int = RECENT_IDS_LIMIT
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """Platform ids of the chat's most recent ``limit`` sent reply parts and received
+        messages: (sent, received). Messages there that are certainly not a part in doubt."""
+        sent_query = (
+            select(ReplyPartRow.platform_message_id)
+            .join(ReplyRow, ReplyRow.id == ReplyPartRow.reply_id)
+            .where(
+                ReplyRow.platform == platform,
+                ReplyRow.chat_id == chat_id,
+                ReplyPartRow.platform_message_id.is_not(None),
+            )
+            .order_by(ReplyPartRow.id.desc())
+            .limit(limit)
+        )
+        received_query = (
+            select(InboundRow.platform_message_id)
+            .where(InboundRow.platform == platform, InboundRow.chat_id == chat_id)
+            .order_by(InboundRow.id.desc())
+            .limit(limit)
+        )
+        async with self._reading() as session:
+            sent = (await session.scalars(sent_query)).all()
+            received = (await session.scalars(received_query)).all()
+        return frozenset(str(i) for i in sent), frozenset(received)
 
     async def inbound_records(
         self, platform: str, platform_message_ids: Sequence[str]

@@ -7,8 +7,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from telegram import Bot
+
 from gateway.app import App, open_app
 from gateway.inbound import InboundMessage
+from gateway.markdown_render import TELEGRAM_PARSE_MODE, markdown_to_telegram
 from gateway.store.records import InboundLink
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
@@ -149,3 +152,40 @@ async def test_an_answer_stored_before_the_crash_is_delivered_without_asking_the
     assert anthropic.requests == []
     assert users == ["one\n\ntwo"]
     assert [r.status for r in records] == ["done", "done"]
+
+
+async def test_a_part_sent_just_before_the_crash_but_not_recorded_is_not_sent_again(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    tmp_path: Path,
+) -> None:
+    question = pushed(telegram, "tell me a long story")
+    later = pushed(telegram, "and one more thing")  # written while the reply went out
+    async with crashed_run(tmp_path, anthropic, telegram) as app:
+        await received(app, question)
+        await stored_turn(app, question.text, question, answer="Once upon a time...")
+        reply = await app.repo.plan_reply(
+            "telegram",
+            [question.platform_message_id],
+            ["part *A*", "part B"],
+            session_key=SESSION_KEY,
+            chat_id=str(ALICE),
+        )
+        # The crashed run's send of the first part reached Telegram; its id was never stored.
+        async with Bot(telegram.token, base_url=telegram.base_url) as bot:
+            delivered = await bot.send_message(
+                ALICE, markdown_to_telegram("part *A*"), parse_mode=TELEGRAM_PARSE_MODE
+            )
+
+    async with run_gateway(telegram=telegram) as gateway:
+        done = await settled_inbound(gateway, "telegram", question.platform_message_id)
+        await settled_inbound(gateway, "telegram", later.platform_message_id)
+        finished = await gateway.app.repo.get_reply(reply.id)
+    texts = [m["text"] for m in telegram.sent_messages(ALICE)]
+    assert texts[:2] == ["part A", "part B"]
+    assert len(texts) == 3 and texts[2].startswith("Noted: and one more thing")
+    assert done.status == "done"
+    assert finished is not None
+    assert finished.parts[0].platform_message_id == str(delivered.message_id)
+    assert [r.last_user_text for r in anthropic.requests] == ["and one more thing"]

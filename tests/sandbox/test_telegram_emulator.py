@@ -373,6 +373,28 @@ async def test_a_stalled_poll_delivers_nothing_until_the_stall_ends(
     assert sent[0]["text"] == "are you there?"
 
 
+async def test_faults_and_drops_for_one_chat_leave_the_other_chats_alone(
+    emulator: TelegramEmulator, bot: Bot
+) -> None:
+    other = ALICE + 1
+    for chat in (ALICE, other):
+        emulator.push_message(chat, "hi", user_id=chat)
+    emulator.inject_fault("sendMessage", status=403, chat_id=ALICE)
+    emulator.drop_connections("sendMessage", chat_id=ALICE)
+
+    to_other = await bot.send_message(other, "you first")
+    with pytest.raises(NetworkError):  # a planned drop comes before a planned error
+        await bot.send_message(ALICE, "lost in transit")
+    await bot.send_message(other, "still fine")
+    with pytest.raises(Forbidden, match="blocked"):
+        await bot.send_message(ALICE, "refused")
+    to_alice = await bot.send_message(ALICE, "at last")
+
+    assert to_other.text == "you first"
+    assert [m["text"] for m in emulator.sent_messages(other)] == ["you first", "still fine"]
+    assert [m["text"] for m in emulator.sent_messages(ALICE)] == [to_alice.text]
+
+
 async def test_a_dropped_connection_is_a_network_error_and_polling_recovers(
     emulator: TelegramEmulator, bot: Bot
 ) -> None:
