@@ -68,11 +68,11 @@ class SoakSettings:
     seed: int = 1
     model_delay: tuple[float, float] = (0.02, 0.4)
     """Seconds the emulated model takes to answer, drawn uniformly."""
-    send_gap: tuple[float, float] = (0.2, 1.6)
+    send_gap: tuple[float, float] = (0.5, 5.0)
     """Seconds a user waits before writing again."""
     burst_chance: float = 0.25
     """How often a user sends two or three messages at once (merged into one turn)."""
-    uptime: tuple[float, float] = (0.3, 2.5)
+    uptime: tuple[float, float] = (0.5, 5.0)
     """Seconds the daemon runs after it is polling before it is killed."""
 
 
@@ -90,6 +90,8 @@ class SoakReport:
     """Times a user sent two or three messages at once."""
     merged_turns: int = 0
     """Replies that answered more than one message."""
+    parts_found_after_crash: int = 0
+    """Parts a kill left in doubt (sent, id not recorded) that the restart found delivered."""
     seconds: float = 0.0
     integrity: str = ""
     problems: list[str] = field(default_factory=list)
@@ -231,6 +233,8 @@ async def run_soak(settings: SoakSettings, workdir: Path) -> SoakReport:
             report.bot_messages += len(sent)
             report.problems += check_transcript(chat, sent, settings.messages)
     await _check_store(workdir, chats, settings.messages, report)
+    log = (workdir / "daemon.log").read_text(errors="replace")
+    report.parts_found_after_crash = log.count("was delivered before the restart")
     report.seconds = round(time.monotonic() - started, 1)
     return report
 

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 from telegram import Bot
 
 from gateway.app import App, open_app
@@ -14,10 +15,14 @@ from gateway.inbound import InboundMessage
 from gateway.markdown_render import TELEGRAM_PARSE_MODE, markdown_to_telegram
 from gateway.store.records import InboundLink
 from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.discord_api import DiscordEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, GatewayFactory, gateway_config, settled_inbound
 
 SESSION_KEY = f"telegram:{ALICE}"
+DISCORD_DM = 700000000000000030
+
+pytestmark = pytest.mark.filterwarnings("ignore:'audioop' is deprecated:DeprecationWarning")
 
 
 def pushed(telegram: TelegramEmulator, text: str) -> InboundMessage:
@@ -189,3 +194,49 @@ async def test_a_part_sent_just_before_the_crash_but_not_recorded_is_not_sent_ag
     assert finished is not None
     assert finished.parts[0].platform_message_id == str(delivered.message_id)
     assert [r.last_user_text for r in anthropic.requests] == ["and one more thing"]
+
+
+async def test_a_discord_part_sent_before_the_crash_is_found_in_the_history_not_resent(
+    run_gateway: GatewayFactory,
+    discord_emulator: DiscordEmulator,
+    anthropic: AnthropicEmulator,
+    tmp_path: Path,
+) -> None:
+    posted = discord_emulator.push_message(DISCORD_DM, "tell me a story", author_id=1001)
+    question = InboundMessage(
+        platform="discord",
+        chat_id=str(DISCORD_DM),
+        user_id="1001",
+        text="tell me a story",
+        platform_message_id=str(posted["id"]),
+        session_key=f"discord:dm:{DISCORD_DM}",
+    )
+    config = gateway_config(tmp_path, anthropic, discord=discord_emulator)
+    async with open_app(config) as app:
+        await app.repo.record_inbound(
+            "discord",
+            question.platform_message_id,
+            session_key=question.session_key,
+            chat_id=question.chat_id,
+            user_id=question.user_id,
+            text=question.text,
+            payload=question.to_payload(),
+        )
+        reply = await app.repo.plan_reply(
+            "discord",
+            [question.platform_message_id],
+            ["part A", "part B"],
+            session_key=question.session_key,
+            chat_id=question.chat_id,
+        )
+        # The crashed run's first part reached Discord; its id was never stored.
+        world = discord_emulator.world
+        delivered = world.create_message(DISCORD_DM, world.bot_id, "part A")
+
+    async with run_gateway(discord=discord_emulator) as gateway:
+        done = await settled_inbound(gateway, "discord", question.platform_message_id)
+        finished = await gateway.app.repo.get_reply(reply.id)
+    assert [m["content"] for m in discord_emulator.sent_messages(DISCORD_DM)] == ["part B"]
+    assert done.status == "done"
+    assert finished is not None and finished.parts[0].platform_message_id == delivered["id"]
+    assert anthropic.requests == []

@@ -47,6 +47,25 @@ async def test_a_reply_failing_five_times_with_500_is_delivered_once_and_in_orde
     assert len(anthropic.requests) == 2
 
 
+async def test_a_chat_whose_reply_is_being_retried_does_not_hold_up_other_chats(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator
+) -> None:
+    # Six failures with a doubling backoff from 0.05 s: Alice waits over 3 s in all.
+    telegram.inject_fault("sendMessage", status=502, count=6, chat_id=ALICE)
+    settings = {"telegram_settings": OPEN_TO_ALL, "gateway_settings": QUICK_RETRIES}
+    async with run_gateway(telegram=telegram, **settings) as gateway:
+        waiting = telegram.push_message(ALICE, "slow lane")
+        await telegram.wait_for_calls("sendMessage", 2)  # Alice's reply is being retried
+        other = telegram.push_message(BOB, "fast lane", user_id=BOB, username="bob")
+        await telegram.wait_for_sent(BOB, 1)
+        meanwhile = await gateway.app.repo.get_inbound("telegram", platform_id(ALICE, waiting))
+        done = await settled_inbound(gateway, "telegram", platform_id(ALICE, waiting))
+        answered = await settled_inbound(gateway, "telegram", platform_id(BOB, other))
+    assert meanwhile is not None and meanwhile.status == "processing"
+    assert (done.status, answered.status) == ("done", "done")
+    assert len(telegram.sent_messages(ALICE)) == 1
+
+
 @pytest.mark.parametrize(
     ("fault", "reason"),
     [
