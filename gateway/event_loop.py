@@ -9,8 +9,10 @@ on either loop; ``gateway.event_loop: asyncio`` opts out.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
-from collections.abc import Coroutine
+import signal
+from collections.abc import Coroutine, Iterator
 from typing import Any, Literal, TypeVar
 
 from gateway.config import ConfigError
@@ -45,3 +47,29 @@ def running_loop_name() -> str:
     """ "uvloop" or "asyncio": the loop the caller runs on (for the start-up log line)."""
     loop_type = type(asyncio.get_running_loop())
     return "uvloop" if loop_type.__module__.startswith("uvloop") else "asyncio"
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[asyncio.Event]:
+    """An event set by SIGINT or SIGTERM while the block runs (on the running loop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signums = (signal.SIGINT, signal.SIGTERM)
+    for signum in signums:
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        yield stop
+    finally:
+        for signum in signums:
+            with contextlib.suppress(ValueError):
+                loop.remove_signal_handler(signum)
+
+
+async def first_of(*events: asyncio.Event) -> None:
+    """Wait until any of the events is set."""
+    waiters = [asyncio.create_task(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

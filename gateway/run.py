@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import itertools
 import logging
-import signal
 import time
 from collections.abc import Coroutine
 from typing import Any
@@ -27,7 +25,7 @@ from gateway.attachments import unread_attachment_notice, unsupported_reply
 from gateway.commands import Command, parse_command
 from gateway.config import Config, ConfigError
 from gateway.delivery import Deliverer, RetryPolicy
-from gateway.event_loop import running_loop_name
+from gateway.event_loop import first_of, running_loop_name, stop_signals
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter, PlatformAuthError
 from gateway.reports import health_text
@@ -408,38 +406,22 @@ async def run_gateway(config: Config) -> int:
         app.services.provider.warm_up()  # the SDK import overlaps connecting the platforms
         gateway = Gateway(app)
         # Before start: a SIGTERM while resuming must stop the daemon cleanly, not kill it.
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
-        try:
-            await gateway.start()
-        except ConfigError:
-            raise
-        except Exception as exc:
-            log.error("gateway failed to start: %s", exc)
-            await gateway.stop(grace_seconds=0)
-            return EXIT_STARTUP_FAILED
-        try:
-            await _first_of(stop, gateway.no_adapter_left)
-        finally:
-            log.info("shutting down: letting running turns finish")
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(ValueError):
-                    loop.remove_signal_handler(signum)
-            await gateway.stop()
+        with stop_signals() as stop:
+            try:
+                await gateway.start()
+            except ConfigError:
+                raise
+            except Exception as exc:
+                log.error("gateway failed to start: %s", exc)
+                await gateway.stop(grace_seconds=0)
+                return EXIT_STARTUP_FAILED
+            try:
+                await first_of(stop, gateway.no_adapter_left)
+            finally:
+                log.info("shutting down: letting running turns finish")
+                await gateway.stop()
     if gateway.no_adapter_left.is_set():
         log.error("gateway stopped: no platform adapter is left (see the errors above)")
         return EXIT_NO_ADAPTER_LEFT
     log.info("gateway stopped")
     return EXIT_OK
-
-
-async def _first_of(*events: asyncio.Event) -> None:
-    """Wait until any of the events is set."""
-    waiters = [asyncio.create_task(event.wait()) for event in events]
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
