@@ -9,10 +9,11 @@ updated with each next chunk, so nothing is dropped for lack of room.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.tokens import count_text_tokens
+from agent.tokens import IMAGE_TOKENS, count_text_tokens, message_tokens
 from agent.tool_output_pruning import UNKNOWN_TOOL, content_text
 from agent.types import Message
 
@@ -22,6 +23,11 @@ TOOL_ARGS_SERIAL_CHARS = 500
 """Tool-call arguments longer than this are cut in the summary request."""
 MESSAGE_SERIAL_CHARS = 12_000
 """Any single message longer than this is cut (start and end kept) in the summary request."""
+SERIAL_LABEL_TOKENS = 12
+"""Allowance for the role tag and tool labels a serialisation adds to a message's own count."""
+IMAGE_MARKER_TOKENS = 3
+"""An image is serialised as the marker ``[image]``, not counted at its model cost."""
+IMAGE_TYPES = ("image", "image_url")
 SPLIT_SAFETY_RATIO = 0.9
 """When a piece must be split to fit a chunk, aim this far under the limit."""
 SUMMARY_CONTEXT_MARGIN_RATIO = 0.15
@@ -107,28 +113,51 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:head]}\n[... middle omitted ...]\n{text[-tail:]}"
 
 
-def _tool_call_line(call: dict[str, object]) -> str:
+def _tool_call_line(call: dict[str, object], clipped: bool = True) -> str:
     function = call.get("function")
     function = function if isinstance(function, dict) else {}
     name = function.get("name") or call.get("name") or UNKNOWN_TOOL
     arguments = function.get("arguments", call.get("input", ""))
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
-    args = clip(arguments, TOOL_ARGS_SERIAL_CHARS)
+    args = clip(arguments, TOOL_ARGS_SERIAL_CHARS) if clipped else arguments
     return f"[assistant called tool {name}({args}) as call {call.get('id')}]"
 
 
-def serialize_message(message: Message, tool_names: dict[str, str]) -> str:
-    """One message as role-tagged text for the summary request."""
+def serialize_message(message: Message, tool_names: dict[str, str], *, clipped: bool = True) -> str:
+    """One message as role-tagged text for the summary request (long parts cut unless
+    ``clipped`` is false)."""
     role = str(message.get("role"))
     text = content_text(message.get("content"))
     if role == "tool":
         call_id = str(message.get("tool_call_id"))
         tool = tool_names.get(call_id) or UNKNOWN_TOOL
-        return f"[tool result of {tool} call {call_id}]: {clip(text, TOOL_RESULT_SERIAL_CHARS)}"
-    lines = [f"[{role}]: {clip(text, MESSAGE_SERIAL_CHARS)}"] if text.strip() else []
-    lines.extend(_tool_call_line(call) for call in message.get("tool_calls") or [])
+        result = clip(text, TOOL_RESULT_SERIAL_CHARS) if clipped else text
+        return f"[tool result of {tool} call {call_id}]: {result}"
+    body = clip(text, MESSAGE_SERIAL_CHARS) if clipped else text
+    lines = [f"[{role}]: {body}"] if text.strip() else []
+    lines.extend(_tool_call_line(call, clipped) for call in message.get("tool_calls") or [])
     return "\n".join(lines) or f"[{role}]: (empty)"
+
+
+def serial_tokens(message: Message, text: str, tool_names: dict[str, str]) -> int:
+    """Tokens of ``text``, the serialisation of ``message``, from the message's stored count.
+
+    No re-tokenising: the stored count (images taken out, a label allowance added) is scaled by
+    the share of the message's text the serialisation kept. An estimate, like every local count
+    (:data:`SUMMARY_CONTEXT_MARGIN_RATIO` keeps room for its error).
+    """
+    images = _image_parts(message.get("content"))
+    stored = max(0, message_tokens(message) - images * (IMAGE_TOKENS - IMAGE_MARKER_TOKENS))
+    whole = len(serialize_message(message, tool_names, clipped=False))
+    share = min(1.0, len(text) / whole) if whole else 1.0
+    return math.ceil((stored + SERIAL_LABEL_TOKENS) * share)
+
+
+def _image_parts(content: object) -> int:
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for p in content if isinstance(p, dict) and p.get("type") in IMAGE_TYPES)
 
 
 def serialize_middle(messages: Sequence[Message], tool_names: dict[str, str]) -> list[Piece]:
@@ -136,7 +165,7 @@ def serialize_middle(messages: Sequence[Message], tool_names: dict[str, str]) ->
     pieces = []
     for index, message in enumerate(messages):
         text = serialize_message(message, tool_names)
-        pieces.append(Piece(index, text, count_text_tokens(text)))
+        pieces.append(Piece(index, text, serial_tokens(message, text, tool_names)))
     return pieces
 
 
