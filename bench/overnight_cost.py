@@ -25,11 +25,14 @@ that takes 10 s, how long the user waits for a reply when a compaction is involv
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+import multiprocessing
 import os
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +48,8 @@ ANCHOR_RAISED_THRESHOLD_BELOW = 64_000
 """The anchor raises its threshold to 85% below this window."""
 SLOW_SUMMARY_SECONDS = 10.0
 LATENCY_CONVERSATIONS = 2
+DEFAULT_WORKERS = min(3, os.cpu_count() or 1)
+"""Cost replays at once: about one per core (each is one busy process)."""
 ANCHOR = "anchor"
 ANCHOR_85 = "anchor-85"
 NEW = "new"
@@ -131,6 +136,69 @@ class BenchReport:
         return found
 
 
+@dataclass(frozen=True)
+class ReplayJob:
+    """One replay to run: the policy run, the summary model's delay, the conversations."""
+
+    run: PolicyRun
+    summary_delay: float = 0.0
+    conversations: int | None = None
+
+
+def replay_job(transcripts: TranscriptSet, job: ReplayJob) -> ReplayResult:
+    """One replay on an event loop of its own (what a worker process runs)."""
+    return event_loop.run(
+        replay(
+            transcripts, job.run, summary_delay=job.summary_delay, conversations=job.conversations
+        )
+    )
+
+
+async def run_jobs(
+    transcripts: TranscriptSet, jobs: list[ReplayJob], workers: int
+) -> list[ReplayResult]:
+    """The jobs' results in order: here one after the other, or ``workers`` processes at once
+    (each replay has its own daemon, emulators and store, so they do not interfere)."""
+    if workers <= 1:
+        return [
+            await replay(
+                transcripts,
+                job.run,
+                summary_delay=job.summary_delay,
+                conversations=job.conversations,
+            )
+            for job in jobs
+        ]
+    loop = asyncio.get_running_loop()
+    # spawn: a child forked from a running event loop would inherit it.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+        running = [loop.run_in_executor(pool, replay_job, transcripts, job) for job in jobs]
+        return list(await asyncio.gather(*running))
+
+
+def cost_jobs(windows: tuple[int, ...], policies: tuple[str, ...]) -> list[ReplayJob]:
+    """One cost replay per policy and window (anchor-85 only where it differs from anchor)."""
+    return [
+        ReplayJob(PolicyRun(policy, window, POLICIES[policy](window)))
+        for window in windows
+        for policy in policies
+        if not (policy == ANCHOR_85 and window >= ANCHOR_RAISED_THRESHOLD_BELOW)
+    ]
+
+
+def latency_jobs(
+    windows: tuple[int, ...], policies: tuple[str, ...], conversations: int, delay: float
+) -> list[ReplayJob]:
+    """The slow-summary replays of the anchor and the new policy on the first conversations."""
+    return [
+        ReplayJob(PolicyRun(policy, window, POLICIES[policy](window)), delay, conversations)
+        for window in windows
+        for policy in (ANCHOR, NEW)
+        if policy in policies and conversations
+    ]
+
+
 async def run_bench(
     transcripts: TranscriptSet,
     *,
@@ -138,30 +206,18 @@ async def run_bench(
     policies: tuple[str, ...] = (ANCHOR, ANCHOR_85, NEW),
     latency_conversations: int = LATENCY_CONVERSATIONS,
     summary_delay: float = SLOW_SUMMARY_SECONDS,
+    workers: int = 1,
 ) -> BenchReport:
-    """Every cost replay, then the latency replays (none when ``latency_conversations`` is 0)."""
+    """The cost replays, then the latency replays (none when ``latency_conversations`` is 0).
+
+    With ``workers`` > 1 the cost replays run that many at a time in worker processes, and the
+    latency replays (mostly waiting for the slow summary model) all at once.
+    """
     report = BenchReport(transcripts)
     started = time.perf_counter()
-    for window in windows:
-        for policy in policies:
-            if policy == ANCHOR_85 and window >= ANCHOR_RAISED_THRESHOLD_BELOW:
-                continue  # the same config as the anchor there
-            run = PolicyRun(policy, window, POLICIES[policy](window))
-            report.costs.append(await replay(transcripts, run))
-    if latency_conversations:
-        for window in windows:
-            for policy in (ANCHOR, NEW):
-                if policy not in policies:
-                    continue
-                run = PolicyRun(policy, window, POLICIES[policy](window))
-                report.latency.append(
-                    await replay(
-                        transcripts,
-                        run,
-                        summary_delay=summary_delay,
-                        conversations=latency_conversations,
-                    )
-                )
+    report.costs = await run_jobs(transcripts, cost_jobs(windows, policies), workers)
+    slow = latency_jobs(windows, policies, latency_conversations, summary_delay)
+    report.latency = await run_jobs(transcripts, slow, len(slow) if workers > 1 else 1)
     report.wall_seconds = time.perf_counter() - started
     return report
 
@@ -197,10 +253,11 @@ def cost_lines(report: BenchReport, window: int) -> list[str]:
         )
     for result in results:
         compactions = ", ".join(f"{k} {v}" for k, v in sorted(result.compactions.items()))
+        models = ", ".join(sorted(result.summary_models)) or "-"
         lines.append(
             f"  {result.run.policy:<10} lost {result.lost}, invalid requests "
             f"{result.invalid_requests}, over the window {result.over_window}, summary "
-            f"requests {result.summary_requests} (without the previous summary "
+            f"requests {result.summary_requests} by {models} (without the previous summary "
             f"{result.summaries_without_previous}), compactions: {compactions or 'none'}; "
             f"{result.requests} requests, {result.wall_seconds:.0f} s"
         )
@@ -278,6 +335,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help=f"conversations in the {SLOW_SUMMARY_SECONDS:.0f} s summary pass (0: skip it)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=DEFAULT_WORKERS,
+        help="replays at once, in worker processes (1: all in this process)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
     os.environ.setdefault("no_proxy", "127.0.0.1,localhost")
@@ -293,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
             windows=tuple(args.windows),
             policies=tuple(args.policies),
             latency_conversations=latency,
+            workers=args.workers,
         )
     )
     print(render(report))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.gateway_load import MODEL_KEY_ENV, TELEGRAM_TOKEN_ENV
-from bench.overnight_costs import CostBreakdown, breakdown
+from bench.overnight_costs import CostBreakdown, breakdown, is_summary
 from bench.overnight_model import ScriptedModel, summary_references
 from bench.transcripts import TranscriptSet, Turn
 from gateway.app import App, open_app
@@ -76,6 +76,7 @@ class ReplayResult:
     """Requests the emulator refused with a 400 (over-window prompts included)."""
     over_window: int = 0
     summary_requests: int = 0
+    summary_models: set[str] = field(default_factory=set)
     summaries_without_previous: int = 0
     """Summary requests without the newest summary applied before them (not an update)."""
     tokens_by_model: dict[str, TrafficTotals] = field(default_factory=dict)
@@ -256,9 +257,11 @@ async def check_store(
     return applied
 
 
-def _count_refusals(anthropic: AnthropicEmulator, result: ReplayResult) -> None:
+def _count_requests(anthropic: AnthropicEmulator, result: ReplayResult) -> None:
     result.requests = len(anthropic.requests)
     for record in anthropic.requests:
+        if is_summary(record, MAIN_MODEL):
+            result.summary_models.add(record.model)
         if record.status == 400:
             result.invalid_requests += 1
             if (record.error_message or "").startswith(TOO_LONG_PREFIX):
@@ -303,7 +306,7 @@ async def replay(
                     await gateway.stop(grace_seconds=STOP_GRACE_SECONDS)
                 applied = await check_store(app, replayer.pushed, result)
         replayer._attribute_requests(previous_visit_start=None)
-        _count_refusals(api, result)
+        _count_requests(api, result)
         result.tokens_by_model = dict(api.stats.by_model)
         result.costs = breakdown(api.requests, replayer.request_at_visit_start, MAIN_MODEL)
     result.summary_requests = len(model.summaries.requests)
