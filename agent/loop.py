@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -44,6 +44,8 @@ TOO_LONG_APOLOGY = (
     "Sorry, this conversation is too long for the model even after compacting it. "
     "Send /new to start a fresh session (this one stays stored)."
 )
+FIXED_TTL_FALLBACK = "5m"
+"""The tier of a loop with ``cache_ttl: auto`` but no session to choose one (the default)."""
 ITERATION_LIMIT_NOTE = "(I stopped after {n} tool rounds without a final answer.)"
 NO_ANSWER_NOTICE = (
     "Sorry, the model sent back an empty answer, twice. Your message is saved; "
@@ -90,6 +92,17 @@ class LoopSettings:
     max_tokens: int = 4096
     max_iterations: int = 20
     cache_policy: CachePolicy | None = None
+    cache_ttl: Callable[[], str] | None = None
+    """The session's cache tier ("5m" or "1h"), asked at every call: ``cache_ttl: auto``
+    chooses it per session. None: the cache policy's fixed tier."""
+
+    def marker_ttl(self) -> str:
+        """The tier of this call's breakpoints (one tier for all of a request's breakpoints,
+        so the rule that 1h breakpoints come before 5m ones always holds)."""
+        if self.cache_ttl is not None:
+            return self.cache_ttl()
+        policy = self.cache_policy
+        return FIXED_TTL_FALLBACK if policy is None or policy.ttl == "auto" else policy.ttl
 
 
 class AgentLoop:
@@ -233,7 +246,8 @@ class AgentLoop:
         if policy is None or not policy.enabled:
             return MarkedHistory(context)
         return MarkedHistory(
-            context, cache_breakpoints(context, policy.ttl, policy.native_anthropic)
+            context,
+            cache_breakpoints(context, self.settings.marker_ttl(), policy.native_anthropic),
         )
 
     def build_request(self, context: Sequence[Message]) -> list[Message]:

@@ -171,14 +171,20 @@ def _is_openrouter(provider: str, base_url: str | None) -> bool:
     return provider == "openrouter" or (base_url is not None and "openrouter.ai" in base_url)
 
 
+AUTO_TTL = "auto"
+"""``prompt_caching.cache_ttl: auto``: each session's tier is chosen from its own gaps."""
+
+
 def caching_policy(provider: str, model: str, base_url: str | None, cache_ttl: str) -> CachePolicy:
     """The caching decision for a configuration.
 
     Enabled for Claude models called natively (provider "anthropic") and for Claude models
     reached through OpenRouter (provider "openrouter", or a base URL on openrouter.ai) in the
-    content-part layout; disabled otherwise. Raises ValueError for an unsupported TTL.
+    content-part layout; disabled otherwise. ``cache_ttl`` is "5m", "1h" or "auto" (the
+    session chooses; see ``agent.session_policy``). Raises ValueError for any other TTL.
     """
-    cache_marker(cache_ttl)  # validates the TTL
+    if cache_ttl != AUTO_TTL:
+        cache_marker(cache_ttl)  # validates the TTL
     is_claude = lookup_model(model).family == "claude"
     if not is_claude:
         return CachePolicy(False, False, cache_ttl, f"model {model} does not support it")
@@ -191,11 +197,17 @@ def caching_policy(provider: str, model: str, base_url: str | None, cache_ttl: s
     return CachePolicy(False, False, cache_ttl, f"provider {provider} does not support it")
 
 
-def caching_status_line(policy: CachePolicy) -> str:
+def caching_status_line(policy: CachePolicy, session_ttl: str | None = None) -> str:
     """One line for logs and ``/status``.
 
-    For example ``💾 Prompt caching: ENABLED (Claude native, 5m TTL)``.
+    For example ``💾 Prompt caching: ENABLED (Claude native, 5m TTL)``; with ``auto``,
+    ``auto TTL`` and, for a session (``session_ttl``), the tier it uses now.
     """
     if policy.enabled:
-        return f"💾 Prompt caching: ENABLED ({policy.reason}, {policy.ttl} TTL)"
+        ttl = f"{policy.ttl} TTL"
+        if policy.ttl == AUTO_TTL:
+            ttl = (
+                f"auto TTL: {session_ttl} now" if session_ttl else "auto TTL: 5m or 1h per session"
+            )
+        return f"💾 Prompt caching: ENABLED ({policy.reason}, {ttl})"
     return f"💾 Prompt caching: DISABLED ({policy.reason})"

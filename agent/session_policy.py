@@ -7,6 +7,7 @@ compaction. Decisions read only message times (see :mod:`agent.session_clock`).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -84,23 +85,46 @@ class SessionPolicy:
         self.main = main
         self.summary = summary
         self._times = sorted(user_times)
+        self._chosen: dict[int, str] = {}
+        """``auto``: the tier chosen from the first n message times, by n (times only grow)."""
 
     @property
     def ttl(self) -> str:
         """The cache tier of the session's next requests: fixed, or chosen from its gaps."""
-        if self.settings.cache_ttl != "auto":
-            return self.settings.cache_ttl
-        return choose_ttl(gaps_between(self._times))
+        return self.ttl_at(None)
 
     @property
     def ttl_seconds(self) -> float:
         return TTL_SECONDS[self.ttl]
 
+    def ttl_at(self, moment: float | None) -> str:
+        """The tier the session used for its requests at ``moment`` (None: from now on).
+
+        ``auto`` chooses from the gaps between the user messages up to ``moment``
+        (:func:`agent.visit_history.choose_ttl`), so it is a function of message times only:
+        a replay picks the same tier at the same message as the live run.
+        """
+        if self.settings.cache_ttl != "auto":
+            return self.settings.cache_ttl
+        count = len(self._times) if moment is None else bisect.bisect_right(self._times, moment)
+        chosen = self._chosen.get(count)
+        if chosen is None:
+            chosen = choose_ttl(gaps_between(self._times[:count]))
+            self._chosen[count] = chosen
+        return chosen
+
     def note_message(self, sent_at: float | None) -> None:
         """Add a user message's platform time to the history."""
         if sent_at is not None:
-            self._times.append(float(sent_at))
-            self._times.sort()
+            bisect.insort(self._times, float(sent_at))
+            self._chosen.clear()
+
+    def cache_is_cold(self, last_call_at: float | None, now: float) -> bool:
+        """Whether the prompt cache expired between the session's last model call (at the
+        message time ``last_call_at``) and ``now``, on the tier that call was cached with."""
+        if last_call_at is None:
+            return False
+        return cache_is_cold(last_call_at, now, TTL_SECONDS[self.ttl_at(last_call_at)])
 
     def expected_turns(self, before: float | None = None) -> float:
         """Turns expected in a visit, from the visits finished before ``before``."""
@@ -121,7 +145,7 @@ class SessionPolicy:
         (off, cache still warm, unknown times, an engine that does not compact this way)."""
         if not self.settings.enabled_for(trigger):
             return None
-        if not cache_is_cold(last_call_at, now, self.ttl_seconds):
+        if not self.cache_is_cold(last_call_at, now):
             return None
         estimate = engine.estimate_compaction(context, trigger)
         if estimate is None:

@@ -77,7 +77,7 @@ class AuxiliarySettings(_Section):
 
 
 class PromptCachingSettings(_Section):
-    cache_ttl: Literal["5m", "1h"] = "5m"
+    cache_ttl: Literal["auto", "5m", "1h"] = "auto"
 
 
 class CompressorEngineSettings(_Section):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from agent.model_table import ModelInfo, cost_usd, lookup_model
 from agent.tokens import message_tokens
 from agent.types import CompactionResult, Message, Usage
@@ -15,13 +17,20 @@ class StoreRecorder:
     """The loop's :class:`agent.loop.TurnRecorder` for one stored session."""
 
     def __init__(
-        self, repo: Repository, session_id: int, model: ModelInfo, provider: str, cache_ttl: str
+        self,
+        repo: Repository,
+        session_id: int,
+        model: ModelInfo,
+        provider: str,
+        cache_ttl: Callable[[], str],
     ) -> None:
         self.repo = repo
         self.session_id = session_id
         self.model = model
         self.provider = provider
         self.cache_ttl = cache_ttl
+        """The session's cache tier now ("5m" or "1h"): writes a provider does not split by
+        tier (OpenRouter) are priced at it."""
 
     async def record_messages(self, messages: list[Message]) -> None:
         counts = [message_tokens(m) for m in messages]
@@ -50,7 +59,7 @@ class StoreRecorder:
             self.session_id,
             usage,
             provider=self.provider,
-            cost_usd=cost_usd(info, usage, self.cache_ttl),
+            cost_usd=cost_usd(info, usage, self.cache_ttl()),
             purpose=purpose,
             last_prompt_tokens=usage.prompt_tokens if purpose == "chat" else None,
         )

@@ -99,11 +99,13 @@ def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryCli
         info = lookup_model(usage.model or config.model.name)
         from agent.model_table import cost_usd
 
+        # Summary requests carry no cache breakpoints: the tier only matters for a fixed 1h.
+        tier = "1h" if config.prompt_caching.cache_ttl == "1h" else "5m"
         await repo.record_usage(
             current_session_id.get(),
             usage,
             provider=provider_name,
-            cost_usd=cost_usd(info, usage, config.prompt_caching.cache_ttl),
+            cost_usd=cost_usd(info, usage, tier),
             purpose=task,
         )
 

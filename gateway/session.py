@@ -115,12 +115,15 @@ class SessionRuntime:
         """The session's time, from its messages' platform times (never the wall clock)."""
         self._saved_engine_state: dict[str, Any] = dict(record.engine_state or {})
         config = services.config
+        self.policy = SessionPolicy(
+            services.policy_settings, services.model, services.summary_model, user_times
+        )
         recorder = StoreRecorder(
             services.repo,
             record.id,
             services.model,
             services.provider.name,
-            config.prompt_caching.cache_ttl,
+            self._cache_ttl,
         )
         tools = build_registry(config.agent.tools)
         if engine.get_tool_schemas():
@@ -134,10 +137,8 @@ class SessionRuntime:
                 max_tokens=config.model.max_tokens,
                 max_iterations=config.agent.max_iterations,
                 cache_policy=services.cache_policy,
+                cache_ttl=self._cache_ttl,
             ),
-        )
-        self.policy = SessionPolicy(
-            services.policy_settings, services.model, services.summary_model, user_times
         )
         self.compactions = CompactionScheduler(
             self.loop, self.context, self.policy, self.clock, self._engine_copy
@@ -146,6 +147,10 @@ class SessionRuntime:
     @property
     def session_id(self) -> int:
         return self.record.id
+
+    def _cache_ttl(self) -> str:
+        """The tier of the session's requests now: fixed, or chosen from its message times."""
+        return self.policy.ttl
 
     @classmethod
     async def open(

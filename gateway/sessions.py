@@ -6,6 +6,7 @@ import gc
 import logging
 from collections import OrderedDict
 
+from agent.prompt_caching import caching_status_line
 from gateway.commands import HELP_TEXT, Command
 from gateway.reports import status_text, usage_text
 from gateway.services import AgentServices
@@ -115,7 +116,7 @@ class SessionManager:
             context_length=self.services.context_length,
             engine_status=runtime.engine.get_status(),
             compactions=len(await repo.list_compactions(runtime.session_id)),
-            caching_line=self.services.caching_line,
+            caching_line=caching_status_line(self.services.cache_policy, runtime.policy.ttl),
             summary_line=self.services.summary_line,
         )
 

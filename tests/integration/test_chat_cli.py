@@ -115,7 +115,7 @@ async def test_new_starts_a_fresh_session_and_keeps_the_old_one(tmp_path, emulat
     out = result.stdout
     assert "Session #1 (cli:local)" in out and "Session #2 (cli:local)" in out
     assert "Started a new session (#2). The previous one stays stored." in out
-    assert "Prompt caching: ENABLED (Claude native, 5m TTL)" in out
+    assert "Prompt caching: ENABLED (Claude native, auto TTL: 5m now)" in out
     assert "Nothing to compact" in out or "Compacted:" in out
     listing = await run_cli("sessions", "list", "--config", str(config))
     lines = listing.stdout.splitlines()

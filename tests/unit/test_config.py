@@ -40,7 +40,7 @@ def test_documented_config_yaml_equals_the_built_in_defaults():
         ({"modle": {}}, "modle: unknown key (did you mean 'model'?)"),
         (
             {"prompt_caching": {"cache_ttl": "10m"}},
-            "prompt_caching.cache_ttl: must be '5m' or '1h'",
+            "prompt_caching.cache_ttl: must be 'auto', '5m' or '1h'",
         ),
         ({"model": {"max_tokens": 0}}, "model.max_tokens: must be greater than 0 (got 0)"),
         ({"context": {"lcm": 3}}, "context.lcm: must be a mapping of engine settings"),
@@ -102,4 +102,4 @@ def test_config_check_prints_the_effective_configuration(tmp_path, capsys):
     assert main(["config", "check", "--config", str(path)]) == 0
     printed = yaml.safe_load(capsys.readouterr().out)
     assert printed["compression"]["threshold"] == 0.6
-    assert printed["prompt_caching"]["cache_ttl"] == "5m"
+    assert printed["prompt_caching"]["cache_ttl"] == "auto"
