@@ -194,7 +194,12 @@ class CompactionScheduler:
             log.info("context policy: %s compaction dropped (%s)", pending.call.trigger, reason)
             self.log.dropped.append(reason)
             return None
-        result = pending.task.result()
+        decision = pending.call.decision
+        result = dataclasses.replace(
+            pending.task.result(),
+            estimated_saving_usd=decision.saving_usd,
+            estimated_cost_usd=decision.cost_usd,
+        )
         extra = self.context[len(pending.snapshot) :]
         if extra:
             result = dataclasses.replace(

@@ -192,12 +192,11 @@ def models_of(provider: str, vendor: str | None = None) -> list[tuple[str, Model
     return [(name, info) for name, info in routed if name.split("/", 1)[0] == vendor]
 
 
-def cost_usd(info: ModelInfo, usage: Usage, cache_ttl: str = "5m") -> float:
-    """The list-price cost of one call: uncached input, cache writes and reads, output.
+def writes_by_tier(usage: Usage, cache_ttl: str = "5m") -> tuple[int, int]:
+    """A call's cache writes as priced: (5-minute tier, 1-hour tier).
 
-    Cache writes cost 1.25x the input price on the 5-minute tier and 2x on the 1-hour tier. The
-    1-hour part is ``usage.cache_write_1h_tokens`` when the provider reports it; when it does not
-    (OpenRouter), every write is priced at the tier ``cache_ttl`` names.
+    The 1-hour part is ``usage.cache_write_1h_tokens`` when the provider reports it; when it
+    does not (OpenRouter), every write is on the tier ``cache_ttl`` names.
     """
     if cache_ttl not in CACHE_TTLS:
         raise ValueError(f"cache_ttl must be one of {CACHE_TTLS}, got {cache_ttl!r}")
@@ -206,7 +205,17 @@ def cost_usd(info: ModelInfo, usage: Usage, cache_ttl: str = "5m") -> float:
         writes_1h = min(usage.cache_write_1h_tokens, writes)
     else:
         writes_1h = writes if cache_ttl == "1h" else 0
-    writes_5m = writes - writes_1h
+    return writes - writes_1h, writes_1h
+
+
+def cost_usd(info: ModelInfo, usage: Usage, cache_ttl: str = "5m") -> float:
+    """The list-price cost of one call: uncached input, cache writes and reads, output.
+
+    Cache writes cost 1.25x the input price on the 5-minute tier and 2x on the 1-hour tier. The
+    1-hour part is ``usage.cache_write_1h_tokens`` when the provider reports it; when it does not
+    (OpenRouter), every write is priced at the tier ``cache_ttl`` names.
+    """
+    writes_5m, writes_1h = writes_by_tier(usage, cache_ttl)
     input_units = (
         usage.input_tokens
         + writes_5m * CACHE_WRITE_5M_MULTIPLIER

@@ -105,3 +105,7 @@ class CompactionResult:
     last_compacted_id: int | None = None
     user_notice: str | None = None
     engine_state: dict[str, Any] = field(default_factory=dict)
+    estimated_saving_usd: float | None = None
+    """Set by the context policy on its compactions: the prompt cost it expects to save over
+    the visit, and (``estimated_cost_usd``) what it expected the summary to cost."""
+    estimated_cost_usd: float | None = None

@@ -40,9 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--turns", type=int, default=None, help="number of scripted turns")
 
     sessions = sub.add_parser(
-        "sessions", parents=[common], help="list, show or export stored sessions"
+        "sessions", parents=[common], help="list, show, export or cost stored sessions"
     )
-    sessions.add_argument("action", choices=["list", "show", "export"])
+    sessions.add_argument("action", choices=["list", "show", "export", "usage"])
     sessions.add_argument("session_id", nargs="?", type=int)
     sessions.add_argument(
         "--output", "-o", metavar="FILE", help="export: write JSONL here (default: stdout)"
@@ -135,6 +135,12 @@ async def _sessions(config: Config, args: argparse.Namespace) -> int:
                     else json.dumps(m.content, ensure_ascii=False)
                 )
                 print(f"[{m.id}] {mark} {m.role:<9} {(content or '')[:200]}")
+            return 0
+        if args.action == "usage":
+            from agent.model_table import lookup_model
+            from gateway.usage_report import usage_report
+
+            print(await usage_report(repo, args.session_id, lookup_model(config.model.name)))
             return 0
         # A CLI command: blocking file writes are fine here.
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: ASYNC230

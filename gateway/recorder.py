@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent.model_table import ModelInfo, cost_usd, lookup_model
+from agent.model_table import ModelInfo, cost_usd, lookup_model, writes_by_tier
 from agent.tokens import message_tokens
 from agent.types import CompactionResult, Message, Usage
 from gateway.store.repository import Repository
@@ -31,6 +31,12 @@ class StoreRecorder:
         self.cache_ttl = cache_ttl
         """The session's cache tier now ("5m" or "1h"): writes a provider does not split by
         tier (OpenRouter) are priced at it."""
+        self._visit_start = False
+
+    def mark_visit_start(self, cold: bool) -> None:
+        """Before a turn: whether it found the prompt cache cold. Its first model call then
+        rewrites the whole prefix, and its usage row says so (``/usage``: visit-start writes)."""
+        self._visit_start = cold
 
     async def record_messages(self, messages: list[Message]) -> None:
         counts = [message_tokens(m) for m in messages]
@@ -55,13 +61,19 @@ class StoreRecorder:
         )
         if not info.known:
             info = self.model
+        tier = self.cache_ttl()
+        visit_start = self._visit_start and purpose == "chat"
+        if visit_start:
+            self._visit_start = False
         await self.repo.record_usage(
             self.session_id,
             usage,
             provider=self.provider,
-            cost_usd=cost_usd(info, usage, self.cache_ttl()),
+            cost_usd=cost_usd(info, usage, tier),
             purpose=purpose,
             last_prompt_tokens=usage.prompt_tokens if purpose == "chat" else None,
+            visit_start=visit_start,
+            cache_write_1h_tokens=writes_by_tier(usage, tier)[1],
         )
 
     async def record_compaction(self, result: CompactionResult) -> None:

@@ -97,7 +97,7 @@ def _main_provider(config: Config) -> Provider:
 def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryClient:
     async def on_usage(task: str, provider_name: str, usage: Usage) -> None:
         info = lookup_model(usage.model or config.model.name)
-        from agent.model_table import cost_usd
+        from agent.model_table import cost_usd, writes_by_tier
 
         # Summary requests carry no cache breakpoints: the tier only matters for a fixed 1h.
         tier = "1h" if config.prompt_caching.cache_ttl == "1h" else "5m"
@@ -106,6 +106,7 @@ def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryCli
             usage,
             provider=provider_name,
             cost_usd=cost_usd(info, usage, tier),
+            cache_write_1h_tokens=writes_by_tier(usage, tier)[1],
             purpose=task,
         )
 

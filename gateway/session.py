@@ -125,6 +125,7 @@ class SessionRuntime:
             services.provider.name,
             self._cache_ttl,
         )
+        self.recorder = recorder
         tools = build_registry(config.agent.tools)
         if engine.get_tool_schemas():
             tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
@@ -238,6 +239,7 @@ class SessionRuntime:
             before = await self.compactions.before_turn(last_call_at=last_call_at, now=now)
             reply.policy = before.applied
             waited += before.waited_seconds
+            self.recorder.mark_visit_start(self._starts_visit(last_call_at, now))
         started = time.perf_counter()
         hygiene = await self.maybe_hygiene()
         if hygiene is not None:
@@ -253,6 +255,13 @@ class SessionRuntime:
         await self.save_engine_state()
         self.compactions.schedule_idle()
         return reply
+
+    def _starts_visit(self, last_call_at: float | None, now: float) -> bool:
+        """Whether this message opens a visit: its cache went cold since the last model call
+        (by message times, on the tier that call used), or the session never called the model."""
+        if last_call_at is None:
+            return not any(m.get("role") == "assistant" for m in self.context)
+        return self.policy.cache_is_cold(last_call_at, now)
 
     def _stored_position(self, source: TurnSource | None) -> int | None:
         """Where in the context the turn's user message already is (stored before a crash).

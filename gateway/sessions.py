@@ -8,9 +8,10 @@ from collections import OrderedDict
 
 from agent.prompt_caching import caching_status_line
 from gateway.commands import HELP_TEXT, Command
-from gateway.reports import status_text, usage_text
+from gateway.reports import status_text
 from gateway.services import AgentServices
 from gateway.session import SessionAddress, SessionRuntime, TurnReply, TurnSource
+from gateway.usage_report import usage_report
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +88,7 @@ class SessionManager:
         if command.name == "compress":
             return await self._compress(runtime, command.argument)
         if command.name == "usage":
-            totals = await self.services.repo.usage_totals(runtime.session_id)
-            return usage_text(runtime.session_id, totals, self.services.model)
+            return await usage_report(self.services.repo, runtime.session_id, self.services.model)
         if command.name == "status":
             return await self._status(runtime)
         return "Nothing is running."

@@ -129,6 +129,10 @@ class CompactionRecord:
     detail: str
     created_at: datetime
     new_message_ids: tuple[int, ...] = ()
+    estimated_saving_usd: float | None = None
+    """The context policy's estimate of the prompt cost it saves (``cold_start``, ``idle``)."""
+    estimated_cost_usd: float | None = None
+    """The context policy's estimate of its summary's cost."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,8 @@ class UsageTotals:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    cache_write_1h_tokens: int = 0
+    """The part of ``cache_write_tokens`` priced on the 1-hour tier."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -155,6 +161,7 @@ class UsageTotals:
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
     @property
@@ -166,11 +173,13 @@ class UsageTotals:
 
 @dataclass(frozen=True, slots=True)
 class UsageGroup:
-    """A session's usage of one purpose (``chat``, ``compression``) and model."""
+    """A session's usage of one purpose (``chat``, ``compression``) and model, at a visit's
+    start (``visit_start``) or not."""
 
     purpose: str
     model: str
     totals: UsageTotals
+    visit_start: bool = False
 
 
 @dataclass(frozen=True, slots=True)

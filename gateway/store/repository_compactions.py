@@ -186,6 +186,8 @@ def _compaction_values(
         "tokens_after": result.tokens_after,
         "detail": result.detail,
         "created_at": now,
+        "estimated_saving_usd": result.estimated_saving_usd,
+        "estimated_cost_usd": result.estimated_cost_usd,
     }
 
 
@@ -225,4 +227,6 @@ def compaction_record(
         detail=row.detail,
         created_at=row.created_at,
         new_message_ids=new_message_ids,
+        estimated_saving_usd=row.estimated_saving_usd,
+        estimated_cost_usd=row.estimated_cost_usd,
     )

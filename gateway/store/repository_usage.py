@@ -29,11 +29,15 @@ class UsageQueries(RepositoryBase):
         cost_usd: float,
         purpose: str = CHAT_PURPOSE,
         last_prompt_tokens: int | None = None,
+        visit_start: bool = False,
+        cache_write_1h_tokens: int | None = None,
     ) -> None:
         """Store the usage of one API call (``session_id`` None for calls outside a session).
 
         ``last_prompt_tokens`` also updates the session's last API-reported prompt size, in the
-        same transaction (one commit per model call instead of two).
+        same transaction (one commit per model call instead of two). ``visit_start`` marks the
+        first call of a turn that found the prompt cache cold; ``cache_write_1h_tokens`` is the
+        part of the writes priced on the 1-hour tier (default: as the provider reported it).
         """
         row: dict[str, Any] = {
             "session_id": session_id,
@@ -44,6 +48,12 @@ class UsageQueries(RepositoryBase):
             "output_tokens": usage.output_tokens,
             "cache_read_tokens": usage.cache_read_tokens,
             "cache_write_tokens": usage.cache_write_tokens,
+            "cache_write_1h_tokens": (
+                usage.cache_write_1h_tokens
+                if cache_write_1h_tokens is None
+                else cache_write_1h_tokens
+            ),
+            "visit_start": visit_start,
             "cost_usd": cost_usd,
             "created_at": utcnow(),
         }
@@ -63,37 +73,43 @@ class UsageQueries(RepositoryBase):
         return total
 
     async def usage_breakdown(self, session_id: int) -> list[UsageGroup]:
-        """The session's usage summed per (purpose, model), in a stable order."""
+        """The session's usage summed per (purpose, model, visit start), in a stable order."""
         query = (
             select(
                 ApiUsageRow.purpose,
                 ApiUsageRow.model,
+                ApiUsageRow.visit_start,
                 func.count(ApiUsageRow.id),
                 func.coalesce(func.sum(ApiUsageRow.input_tokens), 0),
                 func.coalesce(func.sum(ApiUsageRow.output_tokens), 0),
                 func.coalesce(func.sum(ApiUsageRow.cache_read_tokens), 0),
                 func.coalesce(func.sum(ApiUsageRow.cache_write_tokens), 0),
+                func.coalesce(func.sum(ApiUsageRow.cache_write_1h_tokens), 0),
                 func.coalesce(func.sum(ApiUsageRow.cost_usd), 0.0),
             )
             .where(ApiUsageRow.session_id == session_id)
-            .group_by(ApiUsageRow.purpose, ApiUsageRow.model)
-            .order_by(ApiUsageRow.purpose, ApiUsageRow.model)
+            .group_by(ApiUsageRow.purpose, ApiUsageRow.model, ApiUsageRow.visit_start)
+            .order_by(ApiUsageRow.purpose, ApiUsageRow.model, ApiUsageRow.visit_start)
         )
         async with self._reading() as session:
             rows = (await session.execute(query)).all()
-        return [_usage_group(*row) for row in rows]
+        return [_usage_group(tuple(row)) for row in rows]
 
 
-def _usage_group(
-    purpose: str,
-    model: str,
-    calls: int,
-    input_tokens: int,
-    output_tokens: int,
-    cache_read: int,
-    cache_write: int,
-    cost: float,
-) -> UsageGroup:
+def _usage_group(row: tuple[Any, ...]) -> UsageGroup:
+    """A group from one row of :meth:`UsageQueries.usage_breakdown`'s query."""
+    (
+        purpose,
+        model,
+        visit_start,
+        calls,
+        input_tokens,
+        output_tokens,
+        cache_read,
+        cache_write,
+        cache_write_1h,
+        cost,
+    ) = row
     totals = UsageTotals(
         calls=int(calls),
         input_tokens=int(input_tokens),
@@ -101,5 +117,6 @@ def _usage_group(
         cache_read_tokens=int(cache_read),
         cache_write_tokens=int(cache_write),
         cost_usd=float(cost),
+        cache_write_1h_tokens=int(cache_write_1h),
     )
-    return UsageGroup(purpose=purpose, model=model, totals=totals)
+    return UsageGroup(purpose=purpose, model=model, totals=totals, visit_start=bool(visit_start))

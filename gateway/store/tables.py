@@ -24,6 +24,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.engine import Dialect
@@ -167,6 +168,10 @@ class ApiUsageRow(Base):
     cache_write_tokens: Mapped[int] = mapped_column(Integer, default=0)
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    visit_start: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """The first model call of a turn that found the prompt cache cold (a visit's start)."""
+    cache_write_1h_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The part of ``cache_write_tokens`` priced on the 1-hour tier."""
 
 
 class CompactionRow(Base):
@@ -187,6 +192,10 @@ class CompactionRow(Base):
     tokens_after: Mapped[int] = mapped_column(Integer, default=0)
     detail: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    estimated_saving_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """A policy compaction's (``cold_start``, ``idle``) estimated prompt saving over the visit."""
+    estimated_cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """A policy compaction's estimated summary cost."""
 
 
 class InboundRow(Base):

@@ -74,3 +74,18 @@ async def test_secrets_never_reach_logs_the_database_or_exports(tmp_path, emulat
         assert secret not in text
     for path in tmp_path.glob("hermes.db*"):
         assert secret.encode() not in path.read_bytes()
+
+
+async def test_sessions_usage_prints_the_usage_report_with_where_the_money_went(tmp_path, emulator):
+    config = write_config(tmp_path, emulator.base_url)
+    chat = await run_cli("chat", "--config", str(config), stdin="hello\nand again\n/usage\n")
+    assert chat.code == 0, chat.stderr
+    result = await run_cli("sessions", "usage", "1", "--config", str(config))
+    assert result.code == 0, result.stderr
+    assert "Usage of session #1 (2 API calls)" in result.stdout
+    assert "Where the money went:" in result.stdout
+    assert "visit-start cache writes: $" in result.stdout
+    # The same report as /usage in the chat.
+    assert result.stdout.strip() in chat.stdout
+    missing = await run_cli("sessions", "usage", "7", "--config", str(config))
+    assert missing.code == 1 and "no session #7" in missing.stderr
