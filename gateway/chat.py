@@ -12,12 +12,22 @@ import time
 from typing import TextIO
 
 from gateway.app import App
-from gateway.commands import parse_command
+from gateway.commands import CommandContext, CommandRegistry, default_registry, parse_call
 from gateway.session import SessionAddress, TurnReply
 
 PROMPT = "you> "
 REPLY_PREFIX = "hermes> "
 NOTICE_PREFIX = "notice> "
+
+
+class TerminalHost:
+    """What commands get from the terminal: nothing runs beside the prompt, no daemon health."""
+
+    async def stop_running(self, session_key: str) -> bool:
+        return False
+
+    async def health_text(self) -> str:
+        return ""
 
 
 def cli_address(name: str) -> SessionAddress:
@@ -42,10 +52,18 @@ def _print_reply(reply: TurnReply, out: TextIO) -> None:
 
 
 async def run_chat(
-    app: App, session_name: str, stream: TextIO | None = None, out: TextIO | None = None
+    app: App,
+    session_name: str,
+    stream: TextIO | None = None,
+    out: TextIO | None = None,
+    commands: CommandRegistry | None = None,
 ) -> int:
-    """Run the chat until end of input; returns the exit code."""
+    """Run the chat until end of input; returns the exit code.
+
+    Commands (known or not) are answered by the registry and never reach the model; the
+    person at the terminal owns the bot, so admin commands are theirs too."""
     stream = stream or sys.stdin
+    registry = commands or default_registry()
     out = out or sys.stdout
     interactive = stream.isatty()
     address = cli_address(session_name)
@@ -63,13 +81,12 @@ async def run_chat(
         text = line.rstrip("\n")
         if not text.strip():
             continue
-        command = parse_command(text)
+        command = parse_call(text)
         if command is not None:
-            print(
-                REPLY_PREFIX + await app.sessions.run_command(address, command),
-                file=out,
-                flush=True,
+            context = CommandContext(
+                app.sessions, address, command.argument, True, TerminalHost(), registry
             )
+            print(REPLY_PREFIX + await registry.run(command, context), file=out, flush=True)
             continue
         # The terminal is its own platform: its message time is when the line was read.
         reply = await app.sessions.run_turn(address, text, sent_at=time.time())

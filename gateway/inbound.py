@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
+
+from gateway.commands.registry import Command, parse_call
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """Half of a UTF-16 pair on its own (JSON allows ``"\\ud800"``); no encoding can store it."""
@@ -38,6 +40,11 @@ class InboundMessage:
     sent_at: float | None = None
     attachments: tuple[str, ...] = ()
     """Kinds of content the message carried besides its text ("photo", "voice", ...)."""
+    command: Command | None = field(init=False, repr=False, compare=False)
+    """The command the text calls (known or not), parsed once here; None for ordinary text."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "command", parse_call(self.text))
 
     @property
     def is_group(self) -> bool:
@@ -46,12 +53,14 @@ class InboundMessage:
 
     def to_payload(self) -> dict[str, Any]:
         """A JSON-safe dict for the inbound table, enough to rebuild the message after a restart."""
-        return asdict(self)
+        payload = asdict(self)
+        del payload["command"]  # derived from the text
+        return payload
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> InboundMessage:
         """Rebuild a message stored with :meth:`to_payload` (unknown keys are ignored)."""
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls) if f.init}
         values = {key: value for key, value in payload.items() if key in known}
         values["attachments"] = tuple(values.get("attachments") or ())
         return cls(**values)

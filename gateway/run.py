@@ -22,7 +22,8 @@ from typing import Any
 from gateway.allowlist import Allowlist, UserMatcher
 from gateway.app import App, configure_logging, open_app
 from gateway.attachments import unread_attachment_notice, unsupported_reply
-from gateway.commands import Command, parse_command
+from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
+from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.config import Config, ConfigError
 from gateway.delivery import Deliverer, RetryPolicy
 from gateway.event_loop import first_of, running_loop_name, stop_signals
@@ -52,8 +53,6 @@ EXIT_NOTHING_ENABLED = 2
 EXIT_NO_ADAPTER_LEFT = 3
 """Every adapter stopped for good (e.g. its token was revoked): nothing left to serve."""
 
-STOPPED_TEXT = "Stopped. The answer in progress was cancelled."
-NOTHING_RUNNING_TEXT = "Nothing is running."
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
 
@@ -114,8 +113,10 @@ class Gateway:
         *,
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         hold_seconds: float = DEFAULT_HOLD_SECONDS,
+        commands: CommandRegistry | None = None,
     ) -> None:
         self.app = app
+        self.commands = commands or default_registry()
         self.adapters = {a.name: a for a in (adapters or build_adapters(app.config))}
         platforms = app.config.platforms
         self.allowlists = {
@@ -132,7 +133,7 @@ class Gateway:
         }
         self.workers: SessionWorkers[InboundMessage] = SessionWorkers(
             self._handle_batch,
-            mergeable=lambda m: parse_command(m.text) is None,
+            mergeable=lambda m: m.command is None,
             holds=lambda m: m.may_continue,
             idle_seconds=idle_seconds,
             hold_seconds=hold_seconds,
@@ -153,6 +154,7 @@ class Gateway:
         for adapter in self.adapters.values():
             adapter.quarantine = self.app.repo.add_dead_letter
             adapter.on_fatal = self._adapter_failed
+            adapter.commands = self.commands
         if "discord" in self.adapters:
             from gateway.platforms.discord import DiscordAdapter
 
@@ -266,9 +268,10 @@ class Gateway:
         self._dispatch(message)
 
     def _dispatch(self, message: InboundMessage) -> None:
-        command = parse_command(message.text)
-        if command is not None and command.name == "stop":
-            self._spawn(self._stop_turn(message))
+        command = message.command
+        spec = self.commands.resolve(command) if command is not None else None
+        if command is not None and spec is not None and spec.immediate:
+            self._spawn(self._run_command(message, command))  # beside the running turn
             return
         self.workers.submit(message.session_key, message)
 
@@ -292,9 +295,8 @@ class Gateway:
 
     # -- handling --------------------------------------------------------------------------
 
-    async def _stop_turn(self, message: InboundMessage) -> None:
+    async def stop_running(self, key: str) -> bool:
         """``/stop``: cancel the session's running turn and wait for it to clean up."""
-        key = message.session_key
         task: asyncio.Task[None] | None = None
         self._stopping_keys.add(key)
         try:
@@ -303,8 +305,7 @@ class Gateway:
                 await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
         finally:
             self._stopping_keys.discard(key)
-        text = STOPPED_TEXT if task is not None else NOTHING_RUNNING_TEXT
-        await self.delivery.deliver([message], [text])
+        return task is not None
 
     async def _handle_batch(self, key: str, batch: list[InboundMessage]) -> None:
         """One worker step: what the last run left unfinished first, then the new turn."""
@@ -330,9 +331,8 @@ class Gateway:
         """A command, or one agent turn for the merged messages (``stored_message_id``: the
         user message a crashed run already stored for them)."""
         first = batch[0]
-        command = parse_command(first.text)
-        if command is not None:
-            await self._run_command(first, command)
+        if first.command is not None:
+            await self._run_command(first, first.command)
             return
         attached = [kind for message in batch for kind in message.attachments]
         if not any(message.text for message in batch):
@@ -375,10 +375,17 @@ class Gateway:
             await self.app.repo.mark_inbound(message.platform, message.platform_message_id, "done")
 
     async def _run_command(self, message: InboundMessage, command: Command) -> None:
+        """A command (known or not) answered in the chat; it never reaches the model."""
+        context = CommandContext(
+            self.app.sessions,
+            _address(message),
+            command.argument,
+            self._is_admin(message),
+            self,
+            self.commands,
+        )
         try:
-            text = await self.app.sessions.run_command(_address(message), command)
-            if command.name == "status" and self._is_admin(message):
-                text += "\n" + await self._health_text()
+            text = await self.commands.run(command, context)
         except Exception as exc:
             log.exception("session %s: /%s failed", message.session_key, command.name)
             text = FAILED_TEXT.format(error=type(exc).__name__)
@@ -388,7 +395,7 @@ class Gateway:
         admins = self.admins.get(message.platform)
         return admins is not None and admins.matches(message.user_id, message.username)
 
-    async def _health_text(self) -> str:
+    async def health_text(self) -> str:
         """The daemon's own health, for an admin's ``/status``."""
         failures = {adapter.name: adapter.failure for adapter in self.adapters.values()}
         return health_text(await self.app.repo.count_dead_letters(), failures)

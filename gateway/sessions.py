@@ -1,17 +1,12 @@
-"""Session management shared by ``hermes chat`` and the gateway: loading, commands, eviction."""
+"""Session management shared by ``hermes chat`` and the gateway: loading and eviction."""
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections import OrderedDict
 
-from agent.prompt_caching import caching_status_line
-from gateway.commands import HELP_TEXT, Command
-from gateway.reports import status_text
 from gateway.services import AgentServices
 from gateway.session import SessionAddress, SessionRuntime, TurnReply, TurnSource
-from gateway.usage_report import usage_report
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +15,7 @@ DEFAULT_MAX_LOADED_SESSIONS = 256
 
 
 class SessionManager:
-    """Finds or loads the runtime of a session key and runs commands against it."""
+    """Finds or loads the runtime of a session key (commands use it: :mod:`gateway.commands`)."""
 
     def __init__(self, services: AgentServices, *, max_loaded: int = DEFAULT_MAX_LOADED_SESSIONS):
         self.services = services
@@ -39,10 +34,6 @@ class SessionManager:
 
     async def _remember(self, key: str, runtime: SessionRuntime) -> None:
         self._loaded[key] = runtime
-        # A loaded history lives as long as its session stays loaded: move it (and whatever
-        # else is alive now) out of the cyclic collector's reach, so full collections do not
-        # re-scan every loaded message. Reference counting still frees it when evicted.
-        gc.freeze()
         while len(self._loaded) > self.max_loaded:
             _, old = self._loaded.popitem(last=False)
             await old.close()
@@ -76,49 +67,6 @@ class SessionManager:
         ``sent_at``: platform time)."""
         runtime = await self.get(address)
         return await runtime.run_turn(text, source=source, sent_at=sent_at)
-
-    async def run_command(self, address: SessionAddress, command: Command) -> str:
-        """Execute a command (``/stop`` is the caller's: it knows what is running)."""
-        if command.name == "help":
-            return HELP_TEXT
-        if command.name == "new":
-            runtime = await self.new_session(address)
-            return f"Started a new session (#{runtime.session_id}). The previous one stays stored."
-        runtime = await self.get(address)
-        if command.name == "compress":
-            return await self._compress(runtime, command.argument)
-        if command.name == "usage":
-            return await usage_report(self.services.repo, runtime.session_id, self.services.model)
-        if command.name == "status":
-            return await self._status(runtime)
-        return "Nothing is running."
-
-    async def _compress(self, runtime: SessionRuntime, focus: str) -> str:
-        result = await runtime.compress(focus or None)
-        if result.outcome == "skipped":
-            return f"Nothing to compact ({result.detail or 'the context is already small'})."
-        text = (
-            f"Compacted: {result.tokens_before:,} -> {result.tokens_after:,} tokens "
-            f"({result.outcome})."
-        )
-        if result.user_notice:
-            text += "\n" + result.user_notice
-        return text
-
-    async def _status(self, runtime: SessionRuntime) -> str:
-        repo = self.services.repo
-        return status_text(
-            session_id=runtime.session_id,
-            key=runtime.record.key,
-            in_context=len(runtime.context),
-            stored=await repo.count_messages(runtime.session_id),
-            prompt_tokens=runtime.engine.last_prompt_tokens,
-            context_length=self.services.context_length,
-            engine_status=runtime.engine.get_status(),
-            compactions=len(await repo.list_compactions(runtime.session_id)),
-            caching_line=caching_status_line(self.services.cache_policy, runtime.policy.ttl),
-            summary_line=self.services.summary_line,
-        )
 
     async def close(self) -> None:
         for runtime in self._loaded.values():

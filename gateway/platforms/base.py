@@ -14,6 +14,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
+from gateway.commands import CommandRegistry, default_registry
 from gateway.inbound import InboundMessage
 from gateway.quarantine import DeadLetter, QuarantineCallback
 from gateway.text_split import split_message
@@ -76,6 +77,8 @@ class PlatformAdapter(abc.ABC):
     """Set by the runner: told when the adapter stopped receiving for good."""
     failure: str | None = None
     """Why the adapter stopped for good (None while it works)."""
+    commands: CommandRegistry = default_registry()
+    """Set by the runner: the commands it answers, for the platform's menu and addressing."""
 
     @abc.abstractmethod
     async def start(self, on_message: InboundCallback) -> str:

@@ -31,7 +31,6 @@ from telegram.error import (
 )
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
-from gateway.commands import COMMAND_DESCRIPTIONS
 from gateway.config import ConfigError, TelegramSettings
 from gateway.markdown_render import RENDER_MARGIN, TELEGRAM_PARSE_MODE, markdown_to_telegram
 from gateway.platforms.base import (
@@ -106,7 +105,11 @@ class TelegramAdapter(PlatformAdapter):
         self._on_message: InboundCallback | None = None
         self._intake = UpdateIntake(
             lambda: self.bot,
-            MessageReader(lambda: self.bot, per_user_sessions=settings.per_user_sessions_in_groups),
+            MessageReader(
+                lambda: self.bot,
+                per_user_sessions=settings.per_user_sessions_in_groups,
+                commands=lambda: self.commands,
+            ),
             lambda: self._on_message,
             self.keep_dead_letter,
         )
@@ -133,8 +136,8 @@ class TelegramAdapter(PlatformAdapter):
         return utf16_len(text)
 
     async def start(self, on_message: InboundCallback) -> str:
-        """Log in (getMe), register commands, then serve the webhook or (after deleting any
-        webhook) start polling, as ``mode`` says.
+        """Log in (getMe), register the command menu (:attr:`commands`), then serve the
+        webhook or (after deleting any webhook) start polling, as ``mode`` says.
 
         Raises :class:`PlatformAuthError` (naming the token's variable) when Telegram rejects
         the token.
@@ -147,8 +150,7 @@ class TelegramAdapter(PlatformAdapter):
             raise PlatformAuthError(token_rejected_text(self.settings.token_env)) from None
         self._initialized = True
         self.username = self.bot.username or ""
-        commands = [BotCommand(name, text) for name, text in COMMAND_DESCRIPTIONS.items()]
-        await self.bot.set_my_commands(commands)
+        await self.bot.set_my_commands([BotCommand(*entry) for entry in self.commands.menu()])
         if self.settings.mode == WEBHOOK_MODE:
             await self._start_webhook()
         else:

@@ -17,7 +17,7 @@ from typing import Any
 
 from telegram import Bot, Message, MessageEntity, Update
 
-from gateway.commands import parse_command
+from gateway.commands import CommandRegistry, default_registry
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import InboundCallback
 from gateway.quarantine import DeadLetter, QuarantineCallback
@@ -103,9 +103,18 @@ def parse_update(raw: Any, bot: Bot) -> Update:
 class MessageReader:
     """Turns a parsed message into the runner's :class:`InboundMessage` (or None: not for us)."""
 
-    def __init__(self, bot: Callable[[], Bot], *, per_user_sessions: bool) -> None:
+    def __init__(
+        self,
+        bot: Callable[[], Bot],
+        *,
+        per_user_sessions: bool,
+        commands: Callable[[], CommandRegistry] | None = None,
+    ) -> None:
         self._bot = bot
         self._per_user = per_user_sessions
+        default = default_registry()
+        self._commands = commands or (lambda: default)
+        """The runner's commands: a group message calling one of them is for the bot."""
 
     @property
     def username(self) -> str:
@@ -114,7 +123,10 @@ class MessageReader:
     def to_inbound(self, message: Message) -> InboundMessage | None:
         """The runner's view of a message, or None when it is not meant for the bot or carries
         nothing a person wrote (a service message such as "X joined")."""
-        assert message.from_user is not None
+        user = message.from_user
+        if user is None:
+            # parse_update keeps only messages with a sender; a caller that skipped it errs.
+            raise ValueError("a message without a sender")
         text = message.text if message.text is not None else (message.caption or "")
         kind = attachment_kind(message) if message.text is None else None
         if not text and kind is None:
@@ -126,7 +138,6 @@ class MessageReader:
         thread_id = message.message_thread_id if message.is_topic_message else None
         if chat.type != "private" and self.username:
             text = re.sub(rf"@{re.escape(self.username)}\b", "", text, flags=re.I).strip()
-        user = message.from_user
         return InboundMessage(
             platform=PLATFORM,
             chat_id=str(chat.id),
@@ -149,7 +160,7 @@ class MessageReader:
         """Mentioned by @username, a reply to one of the bot's messages, or a command."""
         username = self.username
         bot_id = self._bot().id
-        if message.text is not None and parse_command(text, username) is not None:
+        if message.text is not None and self._commands().parse(text, username) is not None:
             return True
         replied = message.reply_to_message
         if replied is not None and replied.from_user is not None:

@@ -1,0 +1,86 @@
+"""The built-in commands: /new, /stop, /compress, /usage, /status, /help (and /start)."""
+
+from __future__ import annotations
+
+from agent.prompt_caching import caching_status_line
+from gateway.commands.registry import CommandContext, CommandSpec
+from gateway.reports import status_text
+from gateway.usage_report import usage_report
+
+STOPPED_TEXT = "Stopped. The answer in progress was cancelled."
+NOTHING_RUNNING_TEXT = "Nothing is running."
+
+
+async def help_command(ctx: CommandContext) -> str:
+    """``/help``: the commands the caller may use."""
+    return ctx.registry.help_text(admin=ctx.is_admin)
+
+
+async def new_command(ctx: CommandContext) -> str:
+    """``/new``: a fresh session for the chat; the old one stays stored."""
+    runtime = await ctx.sessions.new_session(ctx.address)
+    return f"Started a new session (#{runtime.session_id}). The previous one stays stored."
+
+
+async def stop_command(ctx: CommandContext) -> str:
+    """``/stop``: cancel the answer in progress (the host knows what is running)."""
+    stopped = await ctx.host.stop_running(ctx.address.key)
+    return STOPPED_TEXT if stopped else NOTHING_RUNNING_TEXT
+
+
+async def compress_command(ctx: CommandContext) -> str:
+    """``/compress [focus]``: compact now, the summary focused on ``focus`` when given."""
+    runtime = await ctx.sessions.get(ctx.address)
+    result = await runtime.compress(ctx.argument or None)
+    if result.outcome == "skipped":
+        return f"Nothing to compact ({result.detail or 'the context is already small'})."
+    text = (
+        f"Compacted: {result.tokens_before:,} -> {result.tokens_after:,} tokens ({result.outcome})."
+    )
+    if result.user_notice:
+        text += "\n" + result.user_notice
+    return text
+
+
+async def usage_command(ctx: CommandContext) -> str:
+    """``/usage``: tokens, cache hit rate, cost of the session and where the money went."""
+    runtime = await ctx.sessions.get(ctx.address)
+    services = ctx.sessions.services
+    return await usage_report(services.repo, runtime.session_id, services.model)
+
+
+async def status_command(ctx: CommandContext) -> str:
+    """``/status``: the session's context and engine; for an admin also the daemon's health."""
+    runtime = await ctx.sessions.get(ctx.address)
+    services = ctx.sessions.services
+    repo = services.repo
+    text = status_text(
+        session_id=runtime.session_id,
+        key=runtime.record.key,
+        in_context=len(runtime.context),
+        stored=await repo.count_messages(runtime.session_id),
+        prompt_tokens=runtime.engine.last_prompt_tokens,
+        context_length=services.context_length,
+        engine_status=runtime.engine.get_status(),
+        compactions=len(await repo.list_compactions(runtime.session_id)),
+        caching_line=caching_status_line(services.cache_policy, runtime.policy.ttl),
+        summary_line=services.summary_line,
+    )
+    health = await ctx.host.health_text() if ctx.is_admin else ""
+    return f"{text}\n{health}" if health else text
+
+
+BUILTIN_COMMANDS = (
+    CommandSpec("new", "Start a fresh session (the current one stays stored)", new_command),
+    CommandSpec("stop", "Stop the answer in progress", stop_command, immediate=True),
+    CommandSpec(
+        "compress",
+        "Compact the conversation now, the summary focused on a topic if given",
+        compress_command,
+        arguments="[focus]",
+    ),
+    CommandSpec("usage", "Tokens, cache hit rate and cost of this session", usage_command),
+    CommandSpec("status", "Session, context size and engine status", status_command),
+    CommandSpec("help", "List the commands", help_command, aliases=("start",)),
+)
+"""In the order ``/help`` and the menus list them."""
