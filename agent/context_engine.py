@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.context_policy import CompactionEstimate
+from agent.message_archive import MessageArchive
 from agent.prompt_size import PromptSize
 from agent.types import CompactionResult, CompactionTrigger, Message, Usage
 
@@ -37,8 +38,9 @@ class EngineContext:
     """The engine's own section of the config (``context.<name>``)."""
     summary_context_length: int | None = None
     """Context window of the auxiliary summary model, when it differs from the main one."""
-    services: dict[str, Any] = field(default_factory=dict)
-    """Optional host services (e.g. ``"store"``) an engine may use through their public API."""
+    archive: MessageArchive | None = None
+    """The host's stored history and the engine's own records (None when the host has no
+    store, e.g. in unit tests): the only way an engine reaches the database."""
     clock: Callable[[], float] = time.time
     """The session's time in epoch seconds (its message times, see :mod:`agent.session_clock`):
     what time-based engine decisions such as a cooldown must read instead of the wall clock."""

@@ -20,6 +20,7 @@ from agent.session_policy import PolicySettings
 from agent.summary_model import SummaryModelChoice, choose_summary_model
 from agent.types import Usage
 from gateway.config import Config, hermes_home, require_secret
+from gateway.store.archive import StoreArchive
 from gateway.store.repository import Repository
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,11 @@ class AgentServices:
     @property
     def context_length(self) -> int:
         return self.model.context_length
+
+    @property
+    def archive(self) -> StoreArchive:
+        """The store as context engines see it."""
+        return StoreArchive(self.repo.store)
 
     @property
     def caching_line(self) -> str:

@@ -87,7 +87,7 @@ def build_engine(
         enabled=config.compression.enabled,
         engine_config=config.context.engine_section(name),
         summary_context_length=route.context_length,
-        services={"repo": services.repo},
+        archive=services.archive,
         clock=(clock or SessionClock()).now,
     )
     return load_context_engine(

@@ -61,11 +61,10 @@ ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg
 class Store:
     """An open database: the engine, a session factory, the single-writer lock and the writer.
 
-    Writes are jobs run by :attr:`writer` in group commits (:meth:`write`); code with tables
-    of its own may instead hold :attr:`write_lock` for one short transaction, which keeps it
-    out of the writer's way. Either way one writer writes at a time, so concurrent tasks
-    never meet "database is locked" on SQLite. Use :class:`gateway.store.Repository` for
-    queries; nothing else should build SQL.
+    Every write is a job run by :attr:`writer` in group commits (:meth:`write`), context
+    engines' writes to their own tables included (:class:`gateway.store.archive.StoreArchive`):
+    one writer writes at a time, so concurrent tasks never meet "database is locked" on
+    SQLite. Use :class:`gateway.store.Repository` for queries; engines get the archive.
     """
 
     engine: AsyncEngine

@@ -30,7 +30,7 @@ class RepositoryBase:
 
     @property
     def store(self) -> Store:
-        """The open store (engine, sessionmaker, write lock) for code that owns its own tables."""
+        """The open store (engine, sessionmaker, writer)."""
         return self._store
 
     @asynccontextmanager

@@ -9,6 +9,7 @@ from agent.context_engine import EngineContext
 from agent.engine_loader import load_context_engine
 from agent.tokens import count_text_tokens, message_tokens
 from agent.types import ProviderError
+from gateway.store.archive import StoreArchive
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
 from tests.integration.conftest import run_cli, write_config
@@ -45,7 +46,7 @@ def build(repo, call_llm, tmp_path, **overrides):
         context_length=WINDOW,
         call_llm=call_llm,
         engine_config={**SETTINGS, **overrides},
-        services={"repo": repo},
+        archive=StoreArchive(repo.store),
     )
     return load_context_engine("lcm", ctx, project_root=ROOT, hermes_home=tmp_path / "home")
 

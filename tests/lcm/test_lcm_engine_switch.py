@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agent.context_engine import EngineContext
 from agent.engine_loader import load_context_engine
+from gateway.store.archive import StoreArchive
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
 from sandbox.anthropic_api import AnthropicEmulator
@@ -29,7 +30,7 @@ async def _state(tmp_path: Path):
         repo = Repository(store)
         [session] = await repo.list_sessions()
         lcm = lcm_package()
-        lcm_store = lcm.store.LcmStore(repo)
+        lcm_store = lcm.store.LcmStore(StoreArchive(store))
         return (
             await repo.all_messages(session.id),
             await lcm_store.nodes([session.id]),
@@ -48,7 +49,9 @@ async def _grep(tmp_path: Path, query: str) -> str:
         [session] = await repo.list_sessions()
         engine = load_context_engine(
             "lcm",
-            EngineContext(context_length=WINDOW, call_llm=_no_model, services={"repo": repo}),
+            EngineContext(
+                context_length=WINDOW, call_llm=_no_model, archive=StoreArchive(repo.store)
+            ),
             project_root=ROOT,
             hermes_home=tmp_path / "home",
         )

@@ -11,6 +11,7 @@ from sqlalchemy import text
 
 from agent.context_engine import EngineContext
 from agent.engine_loader import load_context_engine
+from gateway.store.archive import StoreArchive
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
 from sandbox.anthropic_api import AnthropicEmulator
@@ -151,7 +152,7 @@ async def test_500_turns_every_fact_is_found_and_reopened_and_nothing_is_lost(tm
                     context_length=WINDOW,
                     call_llm=_no_model,
                     engine_config=LCM_SETTINGS,
-                    services={"repo": repo},
+                    archive=StoreArchive(repo.store),
                 ),
                 project_root=ROOT,
                 hermes_home=tmp_path / "home",

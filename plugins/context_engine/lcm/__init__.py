@@ -18,15 +18,14 @@ __all__ = ["LcmEngine", "create_engine"]
 
 
 def create_engine(ctx: EngineContext) -> ContextEngine:
-    """Build the engine for one session from the host's context (needs the ``repo`` service)."""
-    repo = ctx.services.get("repo")
-    if repo is None:
-        raise RuntimeError("the lcm engine needs the host's store (services['repo'])")
+    """Build the engine for one session from the host's context (needs its archive)."""
+    if ctx.archive is None:
+        raise RuntimeError("the lcm engine needs the host's message archive (ctx.archive)")
     settings = load_settings(ctx.engine_config, ctx.context_length, ctx.summary_context_length)
     return LcmEngine(
         context_length=ctx.context_length,
         settings=settings,
-        store=LcmStore(repo),
+        store=LcmStore(ctx.archive),
         call_llm=ctx.call_llm,
         summary_context_length=ctx.summary_context_length,
         enabled=ctx.enabled,

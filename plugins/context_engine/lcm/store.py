@@ -1,26 +1,39 @@
-"""The engine's own tables and queries, through SQLAlchemy Core on the project's store.
+"""The engine's own tables and queries, through SQLAlchemy Core on the host's archive.
 
-The tables are created by the alembic revision ``0002_lcm``; they are described here on a
-MetaData of their own, so the host's models know nothing about this plugin. Writes take the
-store's write lock and one short transaction, like every other write to the store.
+The tables are created by the plugin's own migration chain (``migrations/`` beside this
+module); they are described here on a MetaData of their own, so the host's models know nothing
+about this plugin. Original messages are read through the
+:class:`~agent.message_archive.MessageArchive`; the DAG's writes are jobs queued in the host's
+group commit (:meth:`~agent.message_archive.MessageArchive.write_records`).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, Text, insert, select
+from sqlalchemy import (
+    Column,
+    Connection,
+    DateTime,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    insert,
+    select,
+)
 from sqlalchemy import update as sql_update
-from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.message_archive import MessageArchive
 
 from .dag import Node, SourceMessage, is_source
 
 lcm_metadata = MetaData()
-"""The lossless engine's tables (schema owned by migrations/versions/0002_lcm.py)."""
+"""The lossless engine's tables (schema owned by the plugin's migrations/ chain)."""
 
 nodes_table = Table(
     "lcm_nodes",
@@ -77,81 +90,35 @@ class NewNode:
     child_ids: tuple[int, ...] = ()
 
 
-def store_of(repo: Any) -> Any:
-    """The :class:`gateway.store.Store` behind a repository (engine, write lock)."""
-    # The repository keeps its store private; ``store`` is preferred when it is exposed.
-    return repo.store
-
-
 class LcmStore:
-    """Reads and writes the DAG of one store; sources come from the host's repository."""
+    """Reads and writes the DAG in the archive's database; sources are the archive's messages."""
 
-    def __init__(self, repo: Any) -> None:
-        store = store_of(repo)
-        self.repo = repo
-        self.engine: AsyncEngine = store.engine
-        self.write_lock: asyncio.Lock = store.write_lock
+    def __init__(self, archive: MessageArchive) -> None:
+        self.archive = archive
 
     @property
     def dialect(self) -> str:
         """``"sqlite"`` or ``"postgresql"``."""
-        return self.engine.dialect.name
+        return self.archive.dialect_name
 
     async def sources(self, session_id: int) -> list[SourceMessage]:
         """Every original message of the session, oldest first."""
-        records = await self.repo.all_messages(session_id)
+        stored = await self.archive.session_messages(session_id)
         return [
-            SourceMessage(r.id, r.role, max(1, r.token_count), as_utc(r.created_at), r.as_message())
-            for r in records
-            if is_source(r.kind, r.role, r.content)
+            SourceMessage(m.id, m.role, max(1, m.token_count), as_utc(m.created_at), m.message)
+            for m in stored
+            if is_source(m.kind, m.role, m.message.get("content"))
         ]
 
     async def nodes(self, session_ids: Sequence[int]) -> list[Node]:
         """Every node of the sessions, in id order, with their children."""
         if not session_ids:
             return []
-        query = (
-            select(nodes_table)
-            .where(nodes_table.c.session_id.in_(list(session_ids)))
-            .order_by(nodes_table.c.id)
-        )
-        async with self.engine.connect() as connection:
-            rows = (await connection.execute(query)).mappings().all()
-            ids = [row["id"] for row in rows]
-            links = (
-                (
-                    await connection.execute(
-                        select(children_table)
-                        .where(children_table.c.parent_id.in_(ids))
-                        .order_by(children_table.c.parent_id, children_table.c.position)
-                    )
-                )
-                .mappings()
-                .all()
-                if ids
-                else []
-            )
-        children: dict[int, list[int]] = {}
-        for link in links:
-            children.setdefault(link["parent_id"], []).append(link["child_id"])
-        return [_node(row, tuple(children.get(row["id"], ()))) for row in rows]
+        return await self.archive.read_records(lambda c: _read_nodes(c, list(session_ids)))
 
     async def node(self, node_id: int) -> Node | None:
         """One node by id, or None."""
-        async with self.engine.connect() as connection:
-            row = (
-                (await connection.execute(select(nodes_table).where(nodes_table.c.id == node_id)))
-                .mappings()
-                .first()
-            )
-            if row is None:
-                return None
-            links = await connection.execute(
-                select(children_table.c.child_id)
-                .where(children_table.c.parent_id == node_id)
-                .order_by(children_table.c.position)
-            )
-            return _node(row, tuple(links.scalars()))
+        return await self.archive.read_records(lambda c: _read_node(c, node_id))
 
     async def add_node(self, new: NewNode) -> Node:
         """Store a node, link its children to it, and return it as stored."""
@@ -173,31 +140,72 @@ class LcmStore:
             "parent_id": None,
             "created_at": self._time(now),
         }
-        async with self.write_lock, self.engine.begin() as connection:
-            result = await connection.execute(
-                insert(nodes_table).returning(nodes_table.c.id), values
-            )
-            node_id = int(result.scalar_one())
-            if new.child_ids:
-                await connection.execute(
-                    insert(children_table),
-                    [
-                        {"parent_id": node_id, "child_id": child, "position": index}
-                        for index, child in enumerate(new.child_ids)
-                    ],
-                )
-                await connection.execute(
-                    sql_update(nodes_table)
-                    .where(nodes_table.c.id.in_(list(new.child_ids)))
-                    .values(parent_id=node_id)
-                )
-        values.update(id=node_id, first_at=new.first_at, last_at=new.last_at, created_at=now)
-        return _node(values, new.child_ids)
+        node_id = await self.archive.write_records(lambda c: _insert_node(c, values, new.child_ids))
+        stored = {**values, "id": node_id, "first_at": new.first_at, "last_at": new.last_at}
+        return _node({**stored, "created_at": now}, new.child_ids)
 
     def _time(self, value: datetime) -> datetime:
         utc = as_utc(value)
         # SQLite has no zone: keep naive UTC there, as the host's store does.
         return utc.replace(tzinfo=None) if self.dialect == "sqlite" else utc
+
+
+def _read_nodes(connection: Connection, session_ids: list[int]) -> list[Node]:
+    query = (
+        select(nodes_table)
+        .where(nodes_table.c.session_id.in_(session_ids))
+        .order_by(nodes_table.c.id)
+    )
+    rows = connection.execute(query).mappings().all()
+    ids = [row["id"] for row in rows]
+    links = (
+        connection.execute(
+            select(children_table)
+            .where(children_table.c.parent_id.in_(ids))
+            .order_by(children_table.c.parent_id, children_table.c.position)
+        )
+        .mappings()
+        .all()
+        if ids
+        else []
+    )
+    children: dict[int, list[int]] = {}
+    for link in links:
+        children.setdefault(link["parent_id"], []).append(link["child_id"])
+    return [_node(row, tuple(children.get(row["id"], ()))) for row in rows]
+
+
+def _read_node(connection: Connection, node_id: int) -> Node | None:
+    query = select(nodes_table).where(nodes_table.c.id == node_id)
+    row = connection.execute(query).mappings().first()
+    if row is None:
+        return None
+    links = connection.execute(
+        select(children_table.c.child_id)
+        .where(children_table.c.parent_id == node_id)
+        .order_by(children_table.c.position)
+    )
+    return _node(row, tuple(links.scalars()))
+
+
+def _insert_node(connection: Connection, values: dict[str, Any], child_ids: tuple[int, ...]) -> int:
+    """A write job: the node, its children's links and their parent; returns the node's id."""
+    result = connection.execute(insert(nodes_table).returning(nodes_table.c.id), values)
+    node_id = int(result.scalar_one())
+    if child_ids:
+        connection.execute(
+            insert(children_table),
+            [
+                {"parent_id": node_id, "child_id": child, "position": index}
+                for index, child in enumerate(child_ids)
+            ],
+        )
+        connection.execute(
+            sql_update(nodes_table)
+            .where(nodes_table.c.id.in_(list(child_ids)))
+            .values(parent_id=node_id)
+        )
+    return node_id
 
 
 def _node(row: Any, child_ids: tuple[int, ...]) -> Node:

@@ -15,7 +15,7 @@ from agent.tool_output_pruning import content_text, tool_names_by_call_id
 from .assembly import node_tag
 from .config import LcmSettings
 from .dag import Node, SourceMessage
-from .search import Hit, search
+from .search import Hit, search_messages, search_nodes
 from .store import LcmStore
 
 MAX_SESSIONS_SEARCHED = 1_000
@@ -94,11 +94,9 @@ class LcmTools:
             return f"{name}: {exc}"
 
     async def _user_sessions(self, session_id: int) -> list[int]:
-        record = await self.store.repo.get_session(session_id)
-        if record is None:
-            return [session_id]
-        sessions = await self.store.repo.list_sessions(key=record.key, limit=MAX_SESSIONS_SEARCHED)
-        return sorted({s.id for s in sessions} | {session_id})
+        archive = self.store.archive
+        sessions = await archive.sessions_sharing_key(session_id, MAX_SESSIONS_SEARCHED)
+        return sorted({*sessions, session_id})
 
     async def grep(self, session_id: int, args: dict[str, Any]) -> str:
         """Snippets of matching messages and/or summaries, with ids, times and covering nodes."""
@@ -115,10 +113,10 @@ class LcmTools:
         nodes = await self.store.nodes(sessions)
         lines: list[str] = []
         if scope in ("messages", "both"):
-            hits = await search(self.store.engine, "message", query, sessions, limit)
+            hits = await search_messages(self.store.archive, query, sessions, limit)
             lines += [_message_line(hit, _covering_leaf(nodes, hit)) for hit in hits]
         if scope in ("summaries", "both"):
-            hits = await search(self.store.engine, "node", query, sessions, limit)
+            hits = await search_nodes(self.store.archive, query, sessions, limit)
             by_id = {n.id: n for n in nodes}
             lines += [f"{node_tag(by_id[h.id])} {h.snippet}" for h in hits if h.id in by_id]
         if not lines:

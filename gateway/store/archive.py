@@ -1,0 +1,156 @@
+"""The store as context engines see it: :class:`StoreArchive` implements
+:class:`agent.message_archive.MessageArchive`.
+
+Engines (plugins included) get this object instead of the repository: they read messages by
+session, range and id, search them, and keep their own tables through
+:meth:`StoreArchive.read_records` / :meth:`StoreArchive.write_records`, the latter queued in the
+store's group commit like every other write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import select
+
+from agent.message_archive import ArchivedMessage, MessageHit, MessageKind, RecordJob, SkipHit
+from agent.text_search import prepare_search
+from gateway.store.records import MessageRecord
+from gateway.store.repository_base import RepositoryBase
+from gateway.store.repository_messages import message_record
+from gateway.store.tables import MessageRow, SessionRow, messages_table
+from gateway.store.writer import T
+
+# SQLite: the FTS5 table ``lcm_messages_fts`` kept in step with ``messages`` by a trigger
+# (revision 0002; the name predates the search moving into the store). PostgreSQL: the same
+# ``to_tsvector('simple', ...)`` expression the GIN index of revision 0002 is built on.
+_SQLITE_SEARCH = """
+SELECT m.id, m.session_id, m.role, m.created_at, f.body AS body
+FROM lcm_messages_fts AS f JOIN messages AS m ON m.id = f.rowid
+WHERE lcm_messages_fts MATCH :query AND m.session_id IN :session_ids
+  AND m.role != 'system' AND m.kind != 'derived'
+ORDER BY bm25(lcm_messages_fts), m.id LIMIT :limit"""
+
+_POSTGRES_SEARCH = """
+SELECT m.id, m.session_id, m.role, m.created_at, m.content::text AS body
+FROM messages AS m
+WHERE to_tsvector('simple', coalesce(m.content::text, '')) @@ plainto_tsquery('simple', :query)
+  AND m.session_id IN :session_ids AND m.role != 'system' AND m.kind != 'derived'
+ORDER BY ts_rank(to_tsvector('simple', coalesce(m.content::text, '')),
+                 plainto_tsquery('simple', :query)) DESC, m.id
+LIMIT :limit"""
+
+
+class StoreArchive(RepositoryBase):
+    """The :class:`~agent.message_archive.MessageArchive` over one open store."""
+
+    @property
+    def dialect_name(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self._store.dialect_name
+
+    async def session_messages(
+        self, session_id: int, first_id: int | None = None, last_id: int | None = None
+    ) -> list[ArchivedMessage]:
+        """The session's messages with ids in ``[first_id, last_id]``, in order of storage."""
+        query = select(messages_table).where(MessageRow.session_id == session_id)
+        if first_id is not None:
+            query = query.where(MessageRow.id >= first_id)
+        if last_id is not None:
+            query = query.where(MessageRow.id <= last_id)
+        async with self._reading() as session:
+            result = await session.execute(query.order_by(MessageRow.id))
+            return [archived(message_record(row)) for row in result]
+
+    async def messages_by_id(self, message_ids: Sequence[int]) -> list[ArchivedMessage]:
+        """The stored messages among ``message_ids``, in id order."""
+        if not message_ids:
+            return []
+        query = (
+            select(messages_table)
+            .where(MessageRow.id.in_(list(message_ids)))
+            .order_by(MessageRow.id)
+        )
+        async with self._reading() as session:
+            result = await session.execute(query)
+            return [archived(message_record(row)) for row in result]
+
+    async def sessions_sharing_key(self, session_id: int, limit: int) -> list[int]:
+        """Ids of the ``limit`` most recently updated sessions with this session's key."""
+        key = select(SessionRow.key).where(SessionRow.id == session_id).scalar_subquery()
+        query = (
+            select(SessionRow.id)
+            .where(SessionRow.key == key)
+            .order_by(SessionRow.updated_at.desc(), SessionRow.id.desc())
+            .limit(limit)
+        )
+        async with self._reading() as session:
+            return list((await session.scalars(query)).all())
+
+    async def search_messages(
+        self, query: str, session_ids: Sequence[int], limit: int, skip: SkipHit | None = None
+    ) -> list[MessageHit]:
+        """Said messages of ``session_ids`` matching ``query``, best first (see the protocol)."""
+        search = prepare_search(
+            query, self.dialect_name, sqlite_sql=_SQLITE_SEARCH, postgres_sql=_POSTGRES_SEARCH
+        )
+        if search is None or not session_ids:
+            return []
+        sqlite = self.dialect_name == "sqlite"
+        for match in search.attempts:
+            params = {"query": match, "session_ids": list(session_ids), "limit": limit}
+            async with self._store.engine.connect() as connection:
+                rows = (await connection.execute(search.statement, params)).mappings().all()
+            hits = [hit for hit in (_hit(row, sqlite) for row in rows) if not (skip and skip(hit))]
+            if hits:
+                return hits
+        return []
+
+    async def read_records(self, job: RecordJob[T]) -> T:
+        """Run ``job`` on a connection of its own (reads run beside the writer)."""
+        async with self._store.engine.connect() as connection:
+            return await connection.run_sync(job)
+
+    async def write_records(self, job: RecordJob[T]) -> T:
+        """Run ``job`` in the next group commit of the store's writer."""
+        return await self._write(job)
+
+
+def archived(record: MessageRecord) -> ArchivedMessage:
+    """The engine's view of a stored message."""
+    return ArchivedMessage(
+        id=record.id,
+        session_id=record.session_id,
+        role=record.role,
+        kind=cast(MessageKind, record.kind),
+        token_count=record.token_count,
+        created_at=record.created_at,
+        message=record.as_message(),
+    )
+
+
+def _hit(row: Any, sqlite: bool) -> MessageHit:
+    created = row["created_at"]
+    # Raw SQL on SQLite hands timestamps back as naive UTC text.
+    if not isinstance(created, datetime):
+        created = datetime.fromisoformat(str(created))
+    created = created.replace(tzinfo=UTC) if created.tzinfo is None else created.astimezone(UTC)
+    return MessageHit(
+        id=int(row["id"]),
+        session_id=int(row["session_id"]),
+        role=str(row["role"]),
+        created_at=created,
+        text=str(row["body"] or "") if sqlite else _json_text(row["body"]),
+    )
+
+
+def _json_text(body: str | None) -> str:
+    """PostgreSQL's ``content::text`` is the content's JSON: a string content unwrapped."""
+    try:
+        value = json.loads(body or "null")
+    except ValueError:
+        return body or ""
+    return value if isinstance(value, str) else (body or "")
