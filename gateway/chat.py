@@ -12,22 +12,12 @@ import time
 from typing import TextIO
 
 from gateway.app import App
-from gateway.commands import CommandContext, CommandRegistry, default_registry, parse_call
+from gateway.commands import CommandRegistry, default_registry, parse_call, run_local
 from gateway.session import SessionAddress, TurnReply
 
 PROMPT = "you> "
 REPLY_PREFIX = "hermes> "
 NOTICE_PREFIX = "notice> "
-
-
-class TerminalHost:
-    """What commands get from the terminal: nothing runs beside the prompt, no daemon health."""
-
-    async def stop_running(self, session_key: str) -> bool:
-        return False
-
-    async def health_text(self) -> str:
-        return ""
 
 
 def cli_address(name: str) -> SessionAddress:
@@ -83,10 +73,8 @@ async def run_chat(
             continue
         command = parse_call(text)
         if command is not None:
-            context = CommandContext(
-                app.sessions, address, command.argument, True, TerminalHost(), registry
-            )
-            print(REPLY_PREFIX + await registry.run(command, context), file=out, flush=True)
+            answer = await run_local(app.sessions, address, command, registry)
+            print(REPLY_PREFIX + answer, file=out, flush=True)
             continue
         # The terminal is its own platform: its message time is when the line was read.
         reply = await app.sessions.run_turn(address, text, sent_at=time.time())

@@ -18,7 +18,7 @@ from agent.model_table import (
     CACHE_WRITE_5M_MULTIPLIER,
 )
 from gateway.app import App, open_app
-from gateway.commands import Command
+from gateway.commands import Command, run_local
 from gateway.config import parse_config
 from gateway.session import SessionAddress
 from sandbox.anthropic_api import AnthropicEmulator
@@ -105,7 +105,7 @@ async def test_a_session_answering_every_twenty_minutes_moves_to_the_hour_tier_a
     async with daemon(tmp_path, "auto", "auto") as (app, emulator):
         await replay(app, emulator, transcript)
         auto = list(emulator.requests)
-        status = await app.sessions.run_command(ADDRESS, Command("status", ""))
+        status = await run_local(app.sessions, ADDRESS, Command("status", ""))
         assert "auto TTL: 1h now" in status
     async with daemon(tmp_path, "fixed", "5m") as (app, emulator):
         await replay(app, emulator, transcript)

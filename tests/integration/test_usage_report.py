@@ -12,7 +12,7 @@ import pytest
 
 from bench.overnight_costs import breakdown
 from gateway.app import open_app
-from gateway.commands import Command
+from gateway.commands import Command, run_local
 from gateway.config import parse_config
 from gateway.session import SessionAddress
 from gateway.store.records import UsageTotals
@@ -62,7 +62,7 @@ async def test_usage_splits_the_spend_as_the_emulator_accounted_it(tmp_path: Pat
                 await app.sessions.run_turn(ADDRESS, text, sent_at=sent_at)
             runtime = await app.sessions.get(ADDRESS)
             await runtime.compactions.settled()
-            text = await app.sessions.run_command(ADDRESS, Command("usage", ""))
+            text = await run_local(app.sessions, ADDRESS, Command("usage", ""))
             groups = await app.repo.usage_breakdown(runtime.session_id)
             compactions = await app.repo.list_compactions(runtime.session_id)
     finally:
