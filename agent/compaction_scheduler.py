@@ -7,6 +7,18 @@ snapshot of its context, so a turn can go on meanwhile. A message waits for it a
 and the compaction is applied after the turn, only if the snapshot is still the start of the
 context and it still pays, else dropped. The session's turns hold :attr:`lock`; so does
 applying a compaction, so the context never changes under a running turn.
+
+Idle, and how it relates to the session clock. After each turn the gap's *idle point* is fixed
+by message times: the newest message's platform time plus the cache TTL and margins. A timer
+sleeps on the session clock (newest platform time + elapsed time) until a little past it, then
+makes the idle decision *as of the idle point*: the context as the last turn left it, the prompt
+size then, the visit history before the idle point; the clock's reading plays no part. When a
+message comes first with a platform time past the idle point (a replay faster than real time,
+a restart, a session reloaded from the store), it makes the same decision before it joins the
+context, and waits for the result as for any policy compaction. Live or replayed, a transcript
+with the same timestamps gets the same idle compactions (count, trigger, range), as long as each
+summary is ready within the wait; a slower one is applied after the turn if still valid, which
+can differ from a live run where it was ready before the message came.
 """
 
 from __future__ import annotations
@@ -26,12 +38,15 @@ from agent.loop import AgentLoop
 from agent.session_clock import SessionClock
 from agent.session_policy import PolicyCall, SessionPolicy
 from agent.tokens import message_tokens
-from agent.types import CompactionResult, Message
+from agent.types import CompactionResult, CompactionTrigger, Message
 
 log = logging.getLogger(__name__)
 
 IDLE_SLACK_SECONDS = 1.0
-"""The idle check runs this long after the cache counts as cold, so it surely does."""
+"""The idle point lies this long after the cache counts as cold, so it surely does."""
+IDLE_LATE_MESSAGE_SECONDS = 30.0
+"""The idle timer wakes this much (elapsed) time after the idle point: a message sent before
+the idle point but delivered late still arrives first, and the session is not idle."""
 
 EngineCopy = Callable[[], ContextEngine]
 """Builds a fresh engine in the session engine's current state (for a background compaction)."""
@@ -53,6 +68,19 @@ class PendingCompaction:
         if len(context) < len(self.snapshot):
             return False
         return all(a is b for a, b in zip(self.snapshot, context, strict=False))
+
+
+@dataclass(slots=True)
+class IdlePoint:
+    """The instant, by message times, at which a session left alone counts as idle: its last
+    model call (its newest message) plus the cache TTL and margins."""
+
+    at: float
+    last_call_at: float
+    decided: bool = False
+    """The idle decision was made (by the timer, or by the message that came after it)."""
+    started: bool = False
+    """It paid: an ``idle`` compaction was started for this gap."""
 
 
 @dataclass(slots=True)
@@ -92,6 +120,7 @@ class CompactionScheduler:
         """Held by every turn and by every change of the context from here."""
         self.log = SchedulerLog()
         self._pending: PendingCompaction | None = None
+        self._idle: IdlePoint | None = None
         self._idle_timer: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -101,16 +130,44 @@ class CompactionScheduler:
         return self._pending
 
     # -- at a message ----------------------------------------------------------------------
-    async def before_turn(self, *, last_call_at: float | None, now: float) -> BeforeTurn:
+    def at_message(self, now: float) -> bool:
+        """A message with platform time ``now`` arrived (the caller holds :attr:`lock`; the
+        message is not in the context yet). Ends the idle wait; returns whether the gap it
+        ends already has its policy compaction (started idle), so none is started for it.
+
+        A message past the idle point that finds no idle decision made (a replay faster than
+        real time, a restart, a session reloaded from the store) makes it now, on the same
+        inputs the timer would have used: the context before the message and the idle point's
+        time. A message from before the idle point drops an idle compaction the timer started
+        early (its platform time lagged the elapsed time): by message times it was never idle.
+        """
+        self._cancel_idle_timer()
+        point, self._idle = self._idle, None
+        if point is None:
+            return False
+        if now < point.at:
+            if point.started:
+                self._drop_pending("idle", "a message from before the idle point")
+            return False
+        if not point.decided:
+            self._decide_idle(point)
+        return point.started
+
+    async def before_turn(
+        self, *, last_call_at: float | None, now: float, gap_compacted: bool = False
+    ) -> BeforeTurn:
         """At a new message (the caller holds :attr:`lock`; the message is in the context).
 
         A compaction already in flight (idle) is waited for; otherwise, after a gap past the
-        TTL, one is started when it pays. Either is applied now if it finishes within the
-        wait, else after the turn (if still valid).
+        TTL that has no compaction yet (``gap_compacted``), one is started when it pays.
+        Either is applied now if it finishes within the wait, else after the turn (if still
+        valid).
         """
         self._cancel_idle_timer()
         pending = self._pending
         if pending is None:
+            if gap_compacted:
+                return BeforeTurn()
             call = self.policy.decide(
                 self.loop.engine,
                 self.context,
@@ -137,38 +194,57 @@ class CompactionScheduler:
         return BeforeTurn(await self._finish(pending), waited)
 
     # -- when idle ---------------------------------------------------------------------------
+    @property
+    def idle_point(self) -> IdlePoint | None:
+        """The idle point of the current gap (None: idle off, or no message time yet)."""
+        return self._idle
+
     def schedule_idle(self) -> None:
-        """After a turn: check again once the cache has gone cold (``idle`` compaction)."""
+        """After a turn: fix the gap's idle point and wake up there (``idle`` compaction)."""
         self._cancel_idle_timer()
-        if self.policy.settings.enabled_for("idle") and self.clock.newest is not None:
-            self._idle_timer = asyncio.create_task(self._idle_after_ttl())
-
-    async def _idle_after_ttl(self) -> None:
+        self._idle = None
         newest = self.clock.newest
-        assert newest is not None
-        cold_at = newest + self.policy.ttl_seconds + COLD_MARGIN_SECONDS + IDLE_SLACK_SECONDS
-        delay = cold_at - self.clock.now()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        await self.start_idle()
+        if not self.policy.settings.enabled_for("idle") or newest is None:
+            return
+        at = newest + self.policy.ttl_seconds + COLD_MARGIN_SECONDS + IDLE_SLACK_SECONDS
+        self._idle = IdlePoint(at=at, last_call_at=newest)
+        self._idle_timer = asyncio.create_task(self._wake_at(self._idle))
 
-    async def start_idle(self) -> PendingCompaction | None:
-        """Start an ``idle`` compaction if the cache is cold by now and it pays."""
+    async def _wake_at(self, point: IdlePoint) -> None:
+        await self.clock.sleep_until(point.at + IDLE_LATE_MESSAGE_SECONDS)
         async with self.lock:
-            if self._pending is not None:
-                return None
-            call = self.policy.decide(
-                self.loop.engine,
-                self.context,
-                trigger="idle",
-                prompt_tokens=self.loop.current_prompt_tokens(),
-                last_call_at=self.clock.newest,
-                now=self.clock.now(),
-            )
-            if call is None:
-                return None
-            log.info("context policy, idle: %s", call.decision.reason)
-            return self._start(call) if call.decision.pays else None
+            if self._idle is point and not point.decided:
+                self._decide_idle(point)
+
+    def _decide_idle(self, point: IdlePoint) -> PendingCompaction | None:
+        """The idle decision, at the idle point's time (the caller holds :attr:`lock`)."""
+        point.decided = True
+        if self._pending is not None:
+            return None
+        call = self.policy.decide(
+            self.loop.engine,
+            self.context,
+            trigger="idle",
+            prompt_tokens=self.loop.current_prompt_tokens(),
+            last_call_at=point.last_call_at,
+            now=point.at,
+        )
+        if call is None:
+            return None
+        log.info("context policy, idle: %s", call.decision.reason)
+        if not call.decision.pays:
+            return None
+        point.started = True
+        return self._start(call)
+
+    def _drop_pending(self, trigger: CompactionTrigger, reason: str) -> None:
+        pending = self._pending
+        if pending is None or pending.call.trigger != trigger:
+            return
+        self._pending = None
+        pending.task.cancel()
+        log.info("context policy: %s compaction dropped (%s)", trigger, reason)
+        self.log.dropped.append(reason)
 
     # -- running and applying ---------------------------------------------------------------
     def _start(self, call: PolicyCall) -> PendingCompaction:

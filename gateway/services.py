@@ -16,6 +16,7 @@ from agent.model_table import ModelInfo, lookup_model
 from agent.prompt_caching import CachePolicy, caching_policy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
+from agent.session_clock import ElapsedTime
 from agent.session_policy import PolicySettings
 from agent.summary_model import SummaryModelChoice, choose_summary_model
 from agent.types import Usage
@@ -45,6 +46,8 @@ class AgentServices:
     cache_policy: CachePolicy
     project_root: Path = PROJECT_ROOT
     home: Path = field(default_factory=hermes_home)
+    elapsed: ElapsedTime = field(default_factory=ElapsedTime)
+    """How session clocks measure the time since a session's newest message (the idle timer)."""
 
     @property
     def context_length(self) -> int:

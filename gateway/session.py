@@ -111,7 +111,7 @@ class SessionRuntime:
         self.record = record
         self.context = context
         self.engine = engine
-        self.clock = clock or SessionClock.from_messages(context)
+        self.clock = clock or SessionClock.measured_by(context, services.elapsed)
         """The session's time, from its messages' platform times (never the wall clock)."""
         self._saved_engine_state: dict[str, Any] = dict(record.engine_state or {})
         config = services.config
@@ -171,7 +171,7 @@ class SessionRuntime:
         if record.engine != engine_name:
             await repo.update_session(record.id, engine=engine_name)
         context = await repo.load_context(record.id)
-        clock = SessionClock.from_messages(context)
+        clock = SessionClock.measured_by(context, services.elapsed)
         engine = build_engine(services, engine_name, clock)
         await engine.on_session_start(record.id, dict(record.engine_state or {}))
         engine.prompt_size.restore(record.last_prompt_tokens)
@@ -218,6 +218,8 @@ class SessionRuntime:
         last_call_at = self.clock.newest
         stored_at = self._stored_position(source)
         resumed = stored_at is not None
+        now = sent_at if sent_at is not None else self.clock.now()
+        gap_compacted = False if resumed else self.compactions.at_message(now)
         if stored_at is not None:
             last = self.context[-1]
             answered = stored_at < len(self.context) - 1
@@ -235,8 +237,9 @@ class SessionRuntime:
         self.clock.observe(sent_at)
         waited = 0.0
         if not resumed:
-            now = sent_at if sent_at is not None else self.clock.now()
-            before = await self.compactions.before_turn(last_call_at=last_call_at, now=now)
+            before = await self.compactions.before_turn(
+                last_call_at=last_call_at, now=now, gap_compacted=gap_compacted
+            )
             reply.policy = before.applied
             waited += before.waited_seconds
             self.recorder.mark_visit_start(self._starts_visit(last_call_at, now))

@@ -6,29 +6,29 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from gateway.app import App, open_app
-from gateway.config import parse_config
-from gateway.session import SessionAddress, SessionRuntime
-from gateway.store.records import CompactionRecord
 from sandbox.anthropic_api import AnthropicEmulator
-
-KEY_ENV = "HERMES_TEST_POLICY_KEY"
-SUMMARY_PHRASE = "structured summary"
-ADDRESS = SessionAddress("telegram:7", "telegram", "7", "7")
-START = 1_764_000_000.0
-"""Platform time of the first message (November 2025)."""
-MINUTE = 60.0
-DAY = 86_400.0
-WAIT = 60.0
-
-Transcript = list[tuple[float, str]]
+from tests.integration.policy_support import (
+    ADDRESS,
+    DAY,
+    KEY_ENV,
+    MINUTE,
+    START,
+    SUMMARY_PHRASE,
+    WAIT,
+    AppFactory,
+    app_factory,
+    chat_requests,
+    compaction_shapes,
+    compactions,
+    replay,
+    summary_requests,
+    visit,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -46,68 +46,16 @@ async def anthropic() -> AsyncIterator[AnthropicEmulator]:
         await emulator.stop()
 
 
-AppFactory = Callable[..., Any]
-
-
 @pytest.fixture
 def policy_app(tmp_path: Path, anthropic: AnthropicEmulator) -> AppFactory:
-    """``async with policy_app(name, **compression) as app``: an app on its own SQLite file."""
-
-    @asynccontextmanager
-    async def running(name: str = "run", **compression: Any) -> AsyncIterator[App]:
-        config = parse_config(
-            {
-                "model": {
-                    "base_url": anthropic.base_url,
-                    "api_key_env": KEY_ENV,
-                    "max_retries": 0,
-                },
-                "compression": compression,
-                "database": {"url": f"sqlite+aiosqlite:///{tmp_path / name}.db"},
-            }
-        )
-        async with open_app(config) as app:
-            yield app
-
-    return running
-
-
-def visit(start: float, turns: int, first: int = 0) -> Transcript:
-    """``turns`` messages a minute apart, each with facts worth keeping."""
-    filler = "We went through the plan for the billing migration step by step again. " * 14
-    return [
-        (
-            start + i * MINUTE,
-            f"turn {first + i}: remember fact #{first + i} is {i * 7919}. {filler}",
-        )
-        for i in range(turns)
-    ]
-
-
-async def replay(app: App, transcript: Transcript) -> SessionRuntime:
-    for sent_at, text in transcript:
-        await app.sessions.run_turn(ADDRESS, text, sent_at=sent_at)
-    return await app.sessions.get(ADDRESS)
-
-
-async def compactions(app: App) -> list[CompactionRecord]:
-    runtime = await app.sessions.get(ADDRESS)
-    return await app.repo.list_compactions(runtime.session_id)
-
-
-def summary_requests(emulator: AnthropicEmulator) -> list[Any]:
-    return [r for r in emulator.requests if SUMMARY_PHRASE in (r.last_user_text or "").lower()]
-
-
-def chat_requests(emulator: AnthropicEmulator) -> list[Any]:
-    return [r for r in emulator.requests if r not in summary_requests(emulator)]
+    return app_factory(anthropic, tmp_path)
 
 
 async def test_a_message_days_later_compacts_a_large_cold_context_before_its_turn(
     policy_app: AppFactory, anthropic: AnthropicEmulator
 ) -> None:
     first = visit(START, 40)
-    async with policy_app() as app:
+    async with policy_app(idle="off") as app:
         await replay(app, first)
         before = chat_requests(anthropic)[-1].prompt_tokens
         runtime = await replay(app, visit(START + 2 * DAY, 1, first=40))
@@ -147,7 +95,7 @@ async def test_every_summary_after_the_first_updates_the_previous_one(
         *visit(START + 5 * DAY, 25, first=55),
         *visit(START + 9 * DAY, 2, first=80),
     ]
-    async with policy_app() as app:
+    async with policy_app(idle="off") as app:
         await replay(app, transcript)
         records = await compactions(app)
     assert [c.trigger for c in records] == ["cold_start"] * 3
@@ -170,12 +118,9 @@ async def test_the_same_transcript_replayed_twice_compacts_the_same_way(
     for name in ("first", "second"):
         async with policy_app(name) as app:
             await replay(app, transcript)
-            runs.append(
-                [
-                    (c.trigger, c.outcome, c.first_message_id, c.last_message_id, c.tokens_after)
-                    for c in await compactions(app)
-                ]
-            )
+            records = await compactions(app)
+            sizes = [c.tokens_after for c in records]
+            runs.append([*compaction_shapes(records), *sizes])
     assert runs[0] == runs[1]
     assert runs[0], "the transcript compacts at least once"
 
@@ -200,7 +145,7 @@ async def test_with_the_policy_off_a_replay_behaves_as_with_no_message_times(
 async def test_a_slow_summary_never_holds_up_the_message_and_is_applied_after_its_turn(
     policy_app: AppFactory, anthropic: AnthropicEmulator
 ) -> None:
-    async with policy_app() as app:
+    async with policy_app(idle="off") as app:
         await replay(app, visit(START, 40))
         anthropic.inject_fault("slow", delay=10.0, contains=SUMMARY_PHRASE)
         runtime = await app.sessions.get(ADDRESS)
