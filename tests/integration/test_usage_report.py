@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.types import COLD_TRIGGERS
 from bench.overnight_costs import breakdown
 from gateway.app import open_app
 from gateway.commands import Command, run_local
@@ -90,9 +91,10 @@ async def test_usage_splits_the_spend_as_the_emulator_accounted_it(tmp_path: Pat
     )
     assert totals.cost_usd == pytest.approx(ours.total, rel=1e-9)
 
-    cold = [c for c in compactions if c.trigger == "cold_start"]
+    cold = [c for c in compactions if c.trigger in COLD_TRIGGERS]
     assert cold and all(c.estimated_saving_usd and c.estimated_cost_usd for c in cold)
-    assert all(c.estimated_saving_usd is None for c in compactions if c.trigger != "cold_start")
+    others = [c for c in compactions if c.trigger not in COLD_TRIGGERS]
+    assert all(c.estimated_saving_usd is None for c in others)
     savings = policy_savings(compactions)
     assert savings.compactions == len(cold) and savings.net_usd > 0
 
