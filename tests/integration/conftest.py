@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from sandbox.anthropic_api import AnthropicEmulator
+from tests.integration.policy_support import AppFactory, app_factory
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY_ENV = "HERMES_TEST_ANTHROPIC_KEY"
@@ -80,3 +81,20 @@ async def run_cli(*args: str, stdin: str = "", limit: float = 240.0) -> CliResul
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+async def anthropic() -> AsyncIterator[AnthropicEmulator]:
+    """The emulator for the context-policy tests (longer replies, so contexts grow)."""
+    emu = AnthropicEmulator(reply_tokens=300)
+    await emu.start()
+    try:
+        yield emu
+    finally:
+        await emu.stop()
+
+
+@pytest.fixture
+def policy_app(tmp_path: Path, anthropic: AnthropicEmulator) -> AppFactory:
+    """``async with policy_app(name, **compression) as app``: an app on its own SQLite file."""
+    return app_factory(anthropic, tmp_path)

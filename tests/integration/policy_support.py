@@ -16,7 +16,8 @@ from gateway.session import SessionAddress, SessionRuntime
 from gateway.store.records import CompactionRecord
 from sandbox.anthropic_api import AnthropicEmulator
 
-KEY_ENV = "HERMES_TEST_POLICY_KEY"
+KEY_ENV = "HERMES_TEST_ANTHROPIC_KEY"
+"""Set for every end-to-end test by the conftest."""
 SUMMARY_PHRASE = "structured summary"
 ADDRESS = SessionAddress("telegram:7", "telegram", "7", "7")
 START = 1_764_000_000.0

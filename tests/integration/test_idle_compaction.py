@@ -7,10 +7,6 @@ compacts exactly as the live run did."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
 
 from agent.compaction_boundaries import is_summary_message
 from agent.compaction_scheduler import CompactionScheduler
@@ -18,7 +14,6 @@ from sandbox.anthropic_api import AnthropicEmulator
 from tests.integration.policy_support import (
     ADDRESS,
     DAY,
-    KEY_ENV,
     MINUTE,
     START,
     SUMMARY_PHRASE,
@@ -26,7 +21,6 @@ from tests.integration.policy_support import (
     WAIT,
     AppFactory,
     SteppedTime,
-    app_factory,
     chat_requests,
     compaction_shapes,
     compactions,
@@ -40,26 +34,6 @@ PAST_THE_IDLE_POINT = TTL + 120.0
 FIRST_VISIT = visit(START, 40)
 LAST_SENT = FIRST_VISIT[-1][0]
 BACK = (START + 2 * DAY, "back again: what was fact #3?")
-
-
-@pytest.fixture(autouse=True)
-def _key(offline_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(KEY_ENV, "test-key")
-
-
-@pytest.fixture
-async def anthropic() -> AsyncIterator[AnthropicEmulator]:
-    emulator = AnthropicEmulator(reply_tokens=300)
-    await emulator.start()
-    try:
-        yield emulator
-    finally:
-        await emulator.stop()
-
-
-@pytest.fixture
-def policy_app(tmp_path: Path, anthropic: AnthropicEmulator) -> AppFactory:
-    return app_factory(anthropic, tmp_path)
 
 
 async def idle_started(scheduler: CompactionScheduler) -> None:

@@ -6,22 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
 
 from sandbox.anthropic_api import AnthropicEmulator
 from tests.integration.policy_support import (
     ADDRESS,
     DAY,
-    KEY_ENV,
     MINUTE,
     START,
     SUMMARY_PHRASE,
     WAIT,
     AppFactory,
-    app_factory,
     chat_requests,
     compaction_shapes,
     compactions,
@@ -29,26 +23,6 @@ from tests.integration.policy_support import (
     summary_requests,
     visit,
 )
-
-
-@pytest.fixture(autouse=True)
-def _key(offline_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(KEY_ENV, "test-key")
-
-
-@pytest.fixture
-async def anthropic() -> AsyncIterator[AnthropicEmulator]:
-    emulator = AnthropicEmulator(reply_tokens=300)
-    await emulator.start()
-    try:
-        yield emulator
-    finally:
-        await emulator.stop()
-
-
-@pytest.fixture
-def policy_app(tmp_path: Path, anthropic: AnthropicEmulator) -> AppFactory:
-    return app_factory(anthropic, tmp_path)
 
 
 async def test_a_message_days_later_compacts_a_large_cold_context_before_its_turn(
