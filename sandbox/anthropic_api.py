@@ -171,7 +171,8 @@ class AnthropicEmulator:
         (api_error), "slow" (wait ``delay`` seconds, then answer), "stream_error" (an SSE error
         event mid-stream; only streaming requests match), "disconnect" (close the connection
         without a response), "empty" (a complete answer without any content block),
-        "truncated" (a stream that ends right after message_start; streams only). ``model`` /
+        "truncated" (a stream that ends right after message_start; streams only), "cut" (the
+        connection dropped right after message_start, mid-response; streams only). ``model`` /
         ``contains`` restrict it to requests for that model / whose serialized messages and
         system contain that text. Raises ValueError on a bad kind.
         """
@@ -225,7 +226,7 @@ class AnthropicEmulator:
             reply = Reply([], reply.stop_reason)
         message = self._response_message(body, reply, usage)
         interrupted = fault is not None and fault.kind == "stream_error"
-        truncated = fault is not None and fault.kind == "truncated"
+        truncated = fault is not None and fault.kind in ("truncated", "cut")
         self._record(body, prompt, message, fault, completed=not (interrupted or truncated))
         if body.get("stream") is True:
             return await self._stream(request, message, fault.kind if fault else None)
@@ -240,7 +241,7 @@ class AnthropicEmulator:
         if fault.kind == "slow":
             await asyncio.sleep(fault.delay)
             return None
-        if fault.kind in ("stream_error", "empty", "truncated"):
+        if fault.kind in ("stream_error", "empty", "truncated", "cut"):
             return None
         if fault.kind == "disconnect":
             self._refuse(body, 0, "disconnect", "connection closed without a response", fault)
@@ -299,7 +300,7 @@ class AnthropicEmulator:
         error_type, error_message = STREAM_ERROR
         if fault == "stream_error":
             events = interrupted_events(message, error_type, error_message)
-        elif fault == "truncated":
+        elif fault in ("truncated", "cut"):
             events = truncated_events(message)
         else:
             events = message_events(message)
@@ -311,6 +312,9 @@ class AnthropicEmulator:
                 await response.write(encode_event(name, data))
                 if not self.instant:
                     await asyncio.sleep(STREAM_EVENT_DELAY_SECONDS)
+            if fault == "cut" and request.transport is not None:
+                request.transport.close()  # mid-response: the chunked body never ends
+                return response
             await response.write_eof()
         except ConnectionResetError:
             pass  # the client went away mid-stream (closed, or its process was killed)

@@ -6,8 +6,18 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-FAULT_KINDS = ("429", "529", "500", "slow", "stream_error", "disconnect", "empty", "truncated")
-STREAM_ONLY_KINDS = frozenset({"stream_error", "truncated"})
+FAULT_KINDS = (
+    "429",
+    "529",
+    "500",
+    "slow",
+    "stream_error",
+    "disconnect",
+    "empty",
+    "truncated",
+    "cut",
+)
+STREAM_ONLY_KINDS = frozenset({"stream_error", "truncated", "cut"})
 """Faults only a streamed response can show (non-streaming requests do not match them)."""
 DEFAULT_RETRY_AFTER_SECONDS = 1.0
 

@@ -99,7 +99,9 @@ async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelRespons
     except anthropic.APIError as exc:
         raise map_anthropic_error(exc) from exc
     except _TRANSPORT_ERRORS as exc:
-        raise ProviderError(f"Anthropic stream broke off: {exc!r}", retryable=True) from exc
+        # Cut off mid-answer (the SDK's retries are over once the stream began): asked again.
+        broke_off = f"Anthropic stream broke off: {exc!r}"
+        raise IncompleteResponseError(broke_off, retryable=True) from exc
     if final.stop_reason is None:
         # Every complete answer says why it stopped; this stream ended before message_stop.
         raise IncompleteResponseError(

@@ -3,16 +3,22 @@ user is told; the message ends answered either way."""
 
 from __future__ import annotations
 
+import pytest
+
 from agent.loop import NO_ANSWER_NOTICE
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, GatewayFactory, settled_inbound
 
 
+@pytest.mark.parametrize("fault", ["truncated", "cut"])
 async def test_a_stream_cut_off_after_message_start_is_asked_for_again_and_answered(
-    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    fault: str,
 ) -> None:
-    anthropic.inject_fault("truncated")
+    anthropic.inject_fault(fault)
     async with run_gateway(telegram=telegram) as gateway:
         update = telegram.push_message(ALICE, "are you awake?")
         [sent] = await telegram.wait_for_sent(ALICE, 1)
@@ -20,7 +26,7 @@ async def test_a_stream_cut_off_after_message_start_is_asked_for_again_and_answe
             gateway, "telegram", f"{ALICE}:{update['message']['message_id']}"
         )
     assert sent["text"].startswith("Noted: are you awake?")
-    assert [r.fault for r in anthropic.requests] == ["truncated", None]
+    assert [r.fault for r in anthropic.requests] == [fault, None]
     assert done.status == "done"
 
 

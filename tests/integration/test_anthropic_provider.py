@@ -197,10 +197,11 @@ async def test_overload_rate_limit_and_stream_errors_are_retryable(
     assert (await provider.complete([{"role": "user", "content": "hi"}], max_tokens=50)).message
 
 
+@pytest.mark.parametrize("fault", ["truncated", "cut"])
 async def test_a_stream_cut_off_after_message_start_is_an_incomplete_answer(
-    provider: AnthropicProvider, emulator: AnthropicEmulator
+    provider: AnthropicProvider, emulator: AnthropicEmulator, fault: str
 ) -> None:
-    emulator.inject_fault("truncated")
+    emulator.inject_fault(fault)
     with pytest.raises(IncompleteResponseError) as raised:
         await provider.complete([{"role": "user", "content": "hi"}], max_tokens=50)
     assert raised.value.retryable
