@@ -78,6 +78,12 @@ def map_anthropic_error(exc: anthropic.APIError) -> ProviderError:
     return ProviderError(text, status=status, retryable=is_retryable_status(status))
 
 
+def _broke_off(exc: Exception) -> IncompleteResponseError:
+    """A stream cut off mid-answer: the SDK's retries are over once it began, so it is asked
+    again as an incomplete answer (never an apology for an unreachable service)."""
+    return IncompleteResponseError(f"Anthropic stream broke off: {exc!r}", retryable=True)
+
+
 async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelResponse:
     """POST an encoded streamed Messages body through the SDK (its retries, errors, events).
 
@@ -93,15 +99,20 @@ async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelRespons
         stream=True,
         stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
     )
+    began = False
     try:
         async with AsyncMessageStreamManager(request) as stream:
+            began = True
             final = await stream.get_final_message()
+    except anthropic.APIConnectionError as exc:
+        if began and not isinstance(exc, anthropic.APITimeoutError):
+            # Depending on when the connection drops, the SDK wraps a cut-off stream too.
+            raise _broke_off(exc) from exc
+        raise map_anthropic_error(exc) from exc
     except anthropic.APIError as exc:
         raise map_anthropic_error(exc) from exc
     except _TRANSPORT_ERRORS as exc:
-        # Cut off mid-answer (the SDK's retries are over once the stream began): asked again.
-        broke_off = f"Anthropic stream broke off: {exc!r}"
-        raise IncompleteResponseError(broke_off, retryable=True) from exc
+        raise _broke_off(exc) from exc
     if final.stop_reason is None:
         # Every complete answer says why it stopped; this stream ended before message_stop.
         raise IncompleteResponseError(
