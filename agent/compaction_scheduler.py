@@ -19,6 +19,13 @@ context, and waits for the result as for any policy compaction. Live or replayed
 with the same timestamps gets the same idle compactions (count, trigger, range), as long as each
 summary is ready within the wait; a slower one is applied after the turn if still valid, which
 can differ from a live run where it was ready before the message came.
+
+Threshold compactions (``agent`` at the engine's threshold, ``hygiene`` at 85%) run the same way
+when the engine can compact beside the turns and the prompt still fits the window: no turn waits
+for a summary (beyond the same short wait) while its context fits. They are applied after the
+turn whenever still valid (the window needs them; there is no cost test), the extractive
+fallback included, whose notice goes out with the next reply. Only a prompt that would not fit
+compacts before the turn and holds it up.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from agent.context_policy import COLD_MARGIN_SECONDS
 from agent.loop import AgentLoop
 from agent.session_clock import SessionClock
 from agent.session_policy import PolicyCall, SessionPolicy
-from agent.tokens import message_tokens
+from agent.tokens import estimate_messages_tokens_rough, message_tokens
 from agent.types import CompactionResult, CompactionTrigger, Message
 
 log = logging.getLogger(__name__)
@@ -56,7 +63,9 @@ EngineCopy = Callable[[], ContextEngine]
 class PendingCompaction:
     """A policy compaction in flight: its decision, the context it started from, its task."""
 
-    call: PolicyCall
+    trigger: CompactionTrigger
+    call: PolicyCall | None
+    """The policy's decision (None for a threshold compaction, which has no cost test)."""
     snapshot: list[Message]
     engine: ContextEngine
     task: asyncio.Task[CompactionResult]
@@ -91,6 +100,10 @@ class BeforeTurn:
     waited_seconds: float = 0.0
 
 
+THRESHOLD_TRIGGERS: frozenset[CompactionTrigger] = frozenset({"agent", "hygiene"})
+"""Compactions the window asks for, which may run beside the turns while the prompt fits."""
+
+
 @dataclass
 class SchedulerLog:
     """Counts for ``/status`` and tests: what the policy started, applied and dropped."""
@@ -110,8 +123,10 @@ class CompactionScheduler:
         policy: SessionPolicy,
         clock: SessionClock,
         engine_copy: EngineCopy,
+        context_length: int,
     ) -> None:
         self.loop = loop
+        self.context_length = context_length
         self.context = context
         self.policy = policy
         self.clock = clock
@@ -123,6 +138,8 @@ class CompactionScheduler:
         self._idle: IdlePoint | None = None
         self._idle_timer: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.notices: list[str] = []
+        """User notices of compactions applied after their turn (sent with the next reply)."""
 
     @property
     def pending(self) -> PendingCompaction | None:
@@ -181,9 +198,41 @@ class CompactionScheduler:
             log.info("context policy, cold start: %s", call.decision.reason)
             if not call.decision.pays:
                 return BeforeTurn()
-            pending = self._start(call)
+            pending = self._start(call.trigger, call)
         if pending.visit_start is None:
             pending.visit_start = now
+        return await self.wait_pending()
+
+    # -- at the window's thresholds ----------------------------------------------------------
+    def defer_for_window(self, trigger: CompactionTrigger) -> bool:
+        """A threshold compaction (``agent``, ``hygiene``) is due: whether it may run beside
+        the turn instead of before it (the caller holds :attr:`lock`). True when the engine can
+        compact on a copy and the prompt still fits the window with room for the answer; the
+        compaction is then started, unless one is in flight already. False: compact now.
+        """
+        if not (
+            self.policy.settings.threshold_in_background
+            and self.loop.engine.compacts_in_background
+            and self._fits_window()
+        ):
+            return False
+        if self._pending is None:
+            log.info("%s threshold reached: compacting beside the turns", trigger)
+            self._start(trigger, None)
+        return True
+
+    def _fits_window(self) -> bool:
+        prompt = self.loop.current_prompt_tokens()
+        if prompt is None:
+            prompt = estimate_messages_tokens_rough(self.context)
+        return prompt + self.loop.settings.max_tokens <= self.context_length
+
+    async def wait_pending(self) -> BeforeTurn:
+        """Wait (at most ``max_wait_seconds``) for the compaction in flight and apply it if it
+        finished; else the turn runs without it (the caller holds :attr:`lock`)."""
+        pending = self._pending
+        if pending is None:
+            return BeforeTurn()
         started = time.perf_counter()
         if not pending.task.done():
             await asyncio.wait({pending.task}, timeout=self.policy.settings.max_wait_seconds)
@@ -235,11 +284,11 @@ class CompactionScheduler:
         if not call.decision.pays:
             return None
         point.started = True
-        return self._start(call)
+        return self._start(call.trigger, call)
 
     def _drop_pending(self, trigger: CompactionTrigger, reason: str) -> None:
         pending = self._pending
-        if pending is None or pending.call.trigger != trigger:
+        if pending is None or pending.trigger != trigger:
             return
         self._pending = None
         pending.task.cancel()
@@ -247,13 +296,13 @@ class CompactionScheduler:
         self.log.dropped.append(reason)
 
     # -- running and applying ---------------------------------------------------------------
-    def _start(self, call: PolicyCall) -> PendingCompaction:
+    def _start(self, trigger: CompactionTrigger, call: PolicyCall | None) -> PendingCompaction:
         engine = self._engine_copy()
         snapshot = list(self.context)
-        task = asyncio.create_task(engine.compact(list(snapshot), call.trigger))
-        pending = PendingCompaction(call, snapshot, engine, task)
+        task = asyncio.create_task(engine.compact(list(snapshot), trigger))
+        pending = PendingCompaction(trigger, call, snapshot, engine, task)
         self._pending = pending
-        self.log.started.append(call.trigger)
+        self.log.started.append(trigger)
         task.add_done_callback(lambda _: self._spawn(self._apply_when_safe(pending)))
         return pending
 
@@ -267,15 +316,17 @@ class CompactionScheduler:
         self._pending = None
         reason = self._reject_reason(pending)
         if reason is not None:
-            log.info("context policy: %s compaction dropped (%s)", pending.call.trigger, reason)
+            log.info("context policy: %s compaction dropped (%s)", pending.trigger, reason)
             self.log.dropped.append(reason)
             return None
-        decision = pending.call.decision
-        result = dataclasses.replace(
-            pending.task.result(),
-            estimated_saving_usd=decision.saving_usd,
-            estimated_cost_usd=decision.cost_usd,
-        )
+        result = pending.task.result()
+        if pending.call is not None:
+            decision = pending.call.decision
+            result = dataclasses.replace(
+                result,
+                estimated_saving_usd=decision.saving_usd,
+                estimated_cost_usd=decision.cost_usd,
+            )
         extra = self.context[len(pending.snapshot) :]
         if extra:
             result = dataclasses.replace(
@@ -286,6 +337,8 @@ class CompactionScheduler:
         await self.loop.apply_compaction(self.context, result)
         self.loop.engine.load_state(pending.engine.get_state())
         self.log.applied.append(result)
+        if result.user_notice and pending.trigger in THRESHOLD_TRIGGERS:
+            self.notices.append(result.user_notice)
         return result
 
     def _reject_reason(self, pending: PendingCompaction) -> str | None:
@@ -295,16 +348,19 @@ class CompactionScheduler:
         if task.exception() is not None:
             return f"failed: {task.exception()!r}"
         result = task.result()
-        if result.outcome == "skipped":
+        # A threshold compaction is applied as it would have been before the turn: even when
+        # it could not shrink the context (the engine then keeps its loop guard).
+        threshold = pending.trigger in THRESHOLD_TRIGGERS
+        if result.outcome == "skipped" and not threshold:
             return "not smaller"
-        if result.degraded:
+        if result.degraded and not threshold:
             # Optional compactions never settle for the extractive fallback.
             return f"no summary model ({result.detail})"
         if not pending.is_prefix_of(self.context):
             return "the context changed meanwhile"
         extra = self.context[len(pending.snapshot) :]
         turns_done = sum(1 for m in extra if m.get("role") == "assistant")
-        if turns_done:
+        if turns_done and not threshold:
             prompt = self.loop.current_prompt_tokens() or 0
             compacted = result.tokens_after + sum(message_tokens(m) for m in extra)
             visit_start = pending.visit_start if pending.visit_start is not None else 0.0

@@ -105,6 +105,7 @@ class ContextCompressor(ContextEngine):
     """Compacts a session when its prompt reaches ``threshold`` of the context length."""
 
     name = "compressor"
+    compacts_in_background = True  # compact() only computes; the host stores what it applies
 
     def __init__(
         self,

@@ -58,6 +58,11 @@ class ContextEngine(ABC):
     """
 
     name: str = "engine"
+    compacts_in_background: bool = False
+    """Whether :meth:`compact` may run on a copy of the engine (built by the host and given
+    this one's state) beside the session's turns, its result applied later or dropped: true only
+    for an engine whose compaction writes nothing on its own. Such an engine's threshold
+    compactions do not hold up a turn whose prompt still fits the window."""
 
     def __init__(self) -> None:
         self.prompt_size = PromptSize()

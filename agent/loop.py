@@ -105,6 +105,11 @@ class LoopSettings:
         return FIXED_TTL_FALLBACK if policy is None or policy.ttl == "auto" else policy.ttl
 
 
+def _compact_now(trigger: CompactionTrigger) -> bool:
+    """Without a host that compacts beside the turns, every compaction holds up the turn."""
+    return False
+
+
 class AgentLoop:
     """Runs turns for one session over a context list it keeps up to date in place."""
 
@@ -123,6 +128,9 @@ class AgentLoop:
         self.settings = settings or LoopSettings()
         self.provider_session = provider.open_session()
         """The provider's per-session request state (the converted history, kept across calls)."""
+        self.defer: Callable[[CompactionTrigger], bool] = _compact_now
+        """Asked when the engine's threshold is reached mid-turn: True when the host runs the
+        compaction beside the turn instead (the prompt still fits the window)."""
 
     # -- prompt size ---------------------------------------------------------------------
     def current_prompt_tokens(self) -> int | None:
@@ -174,7 +182,9 @@ class AgentLoop:
         empty_answers = 0
         iteration = 0
         while iteration < self.settings.max_iterations:
-            if self.engine.should_compress(self.current_prompt_tokens()):
+            if self.engine.should_compress(self.current_prompt_tokens()) and not self.defer(
+                "agent"
+            ):
                 await self._compact_into(context, "agent", result)
             started = time.perf_counter()
             response: ModelResponse | None

@@ -26,8 +26,9 @@ from agent.visit_history import choose_ttl, expected_turns_per_visit, gaps_betwe
 
 CACHE_TTL_CHOICES = ("auto", "5m", "1h")
 """``prompt_caching.cache_ttl``: a fixed tier, or ``auto`` (per session, from its gaps)."""
-DEFAULT_MAX_WAIT_SECONDS = 1.0
-"""Longest a message waits for a policy compaction before its turn runs without it."""
+DEFAULT_MAX_WAIT_SECONDS = 0.75
+"""Longest a message waits for a compaction in flight before its turn runs without it: with
+the turn's own work the reply still comes within about a second."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,9 @@ class PolicySettings:
     """Without prompt caching there is no cold cache to exploit: the policy stays off."""
     margin: float = DEFAULT_MARGIN
     max_wait_seconds: float = DEFAULT_MAX_WAIT_SECONDS
+    threshold_in_background: bool = True
+    """Compactions the window asks for (threshold, hygiene) run beside the turns while the
+    prompt still fits (``compression.threshold_in_background``)."""
 
     def __post_init__(self) -> None:
         if self.cache_ttl not in CACHE_TTL_CHOICES:

@@ -64,7 +64,7 @@ def _supported(settings: type[Any], key: str) -> bool:
 def anchor_overrides(window: int, threshold: float = 0.50) -> Overrides:
     """The anchor policy in this daemon's config keys (those it has)."""
     compression: dict[str, Any] = {"threshold": threshold}
-    for key in ("cold_start", "idle"):
+    for key in ("cold_start", "idle", "threshold_in_background"):
         if _supported(CompressionSettings, key):
             compression[key] = "off"
     return {

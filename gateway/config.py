@@ -59,6 +59,7 @@ class CompressionSettings(_Section):
     protect_last_n: Annotated[int, Field(ge=1)] = 20
     cold_start: Literal["auto", "off"] = "auto"
     idle: Literal["auto", "off"] = "auto"
+    threshold_in_background: Literal["auto", "off"] = "auto"
 
     _check_threshold = field_validator("threshold", "target_ratio")(_fraction)
 

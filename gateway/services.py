@@ -74,6 +74,7 @@ class AgentServices:
         return PolicySettings(
             cold_start=compression.enabled and compression.cold_start == "auto",
             idle=compression.enabled and compression.idle == "auto",
+            threshold_in_background=compression.threshold_in_background == "auto",
             cache_ttl=self.config.prompt_caching.cache_ttl,
             caching_enabled=self.cache_policy.enabled,
         )

@@ -19,7 +19,7 @@ from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
 from agent.session_clock import SENT_AT_KEY, SessionClock
 from agent.session_policy import SessionPolicy
 from agent.tools import build_registry
-from agent.types import CompactionResult, Message
+from agent.types import CompactionResult, CompactionTrigger, Message
 from gateway.hygiene import needs_hygiene
 from gateway.recorder import ANSWERS_KEY, StoreRecorder
 from gateway.services import AgentServices, current_session_id
@@ -142,8 +142,14 @@ class SessionRuntime:
             ),
         )
         self.compactions = CompactionScheduler(
-            self.loop, self.context, self.policy, self.clock, self._engine_copy
+            self.loop,
+            self.context,
+            self.policy,
+            self.clock,
+            self._engine_copy,
+            services.context_length,
         )
+        self.loop.defer = self.compactions.defer_for_window
 
     @property
     def session_id(self) -> int:
@@ -247,9 +253,11 @@ class SessionRuntime:
         hygiene = await self.maybe_hygiene()
         if hygiene is not None:
             reply.hygiene = hygiene
-            waited += time.perf_counter() - started
             if hygiene.user_notice:
                 reply.notices.append(hygiene.user_notice)
+        waited += time.perf_counter() - started
+        reply.notices.extend(self.compactions.notices)
+        self.compactions.notices.clear()
         result = await self.loop.run_turn(self.context, None)
         result.wait_seconds += waited
         reply.result = result
@@ -291,15 +299,27 @@ class SessionRuntime:
         return None
 
     async def maybe_hygiene(self) -> CompactionResult | None:
-        """Compact before the turn when the session is at 85% of the model's context."""
+        """Compact when the session is at 85% of the model's context (hygiene), or at the
+        engine's threshold: before the turn only when the prompt would not fit the window,
+        else beside the turn (waiting for it briefly, like a policy compaction)."""
         config = self.services.config
-        if not needs_hygiene(
+        trigger: CompactionTrigger
+        if needs_hygiene(
             self.context,
             last_prompt_tokens=self.engine.last_prompt_tokens,
             context_length=self.services.context_length,
             compression_enabled=config.compression.enabled,
         ):
+            trigger = "hygiene"
+        elif self.engine.should_compress(self.loop.current_prompt_tokens()):
+            trigger = "agent"
+        else:
             return None
+        in_flight = self.compactions.pending is not None  # waited for already, if at all
+        if self.compactions.defer_for_window(trigger):
+            return None if in_flight else (await self.compactions.wait_pending()).applied
+        if trigger == "agent":
+            return None  # the loop compacts before its first call, as it always has
         log.info("session %s: hygiene compaction before the turn", self.session_id)
         return await self.loop.compact(self.context, "hygiene")
 

@@ -55,20 +55,28 @@ class SteppedTime:
 
 
 def app_factory(anthropic: AnthropicEmulator, tmp_path: Path) -> AppFactory:
-    """``async with factory(name, elapsed=None, **compression) as app``: an app on the emulator
-    with its own SQLite file; ``elapsed`` (a :class:`SteppedTime`) measures its sessions' time."""
+    """``async with factory(name, elapsed=None, context_length=None, **compression) as app``: an
+    app on the emulator with its own SQLite file; ``elapsed`` (a :class:`SteppedTime`) measures
+    its sessions' time; ``context_length`` overrides the model's window."""
 
     @asynccontextmanager
     async def running(
-        name: str = "run", *, elapsed: SteppedTime | None = None, **compression: Any
+        name: str = "run",
+        *,
+        elapsed: SteppedTime | None = None,
+        context_length: int | None = None,
+        **compression: Any,
     ) -> AsyncIterator[App]:
+        model: dict[str, Any] = {
+            "base_url": anthropic.base_url,
+            "api_key_env": KEY_ENV,
+            "max_retries": 0,
+        }
+        if context_length is not None:
+            model["context_length"] = context_length
         config = parse_config(
             {
-                "model": {
-                    "base_url": anthropic.base_url,
-                    "api_key_env": KEY_ENV,
-                    "max_retries": 0,
-                },
+                "model": model,
                 "compression": compression,
                 "database": {"url": f"sqlite+aiosqlite:///{tmp_path / name}.db"},
             }
