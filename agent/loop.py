@@ -28,7 +28,9 @@ from agent.types import (
     Message,
     ModelResponse,
     PromptTooLongError,
+    ProviderConnectionError,
     ProviderError,
+    ProviderTimeoutError,
     Usage,
 )
 
@@ -103,6 +105,17 @@ class LoopSettings:
             return self.cache_ttl()
         policy = self.cache_policy
         return FIXED_TTL_FALLBACK if policy is None or policy.ttl == "auto" else policy.ttl
+
+
+def _failure_reason(exc: ProviderError) -> str:
+    """What the user is told went wrong: a connection error is not called an overload."""
+    if isinstance(exc, ProviderConnectionError):
+        return "its endpoint could not be reached"
+    if isinstance(exc, ProviderTimeoutError):
+        return "it did not answer in time"
+    if exc.status == 429:
+        return "the rate limit was reached"
+    return "the service is overloaded" if exc.retryable else "the request failed"
 
 
 def _compact_now(trigger: CompactionTrigger) -> bool:
@@ -204,7 +217,7 @@ class AgentLoop:
                 response = None
             except ProviderError as exc:
                 log.error("model call failed for provider %s: %s", self.provider.name, exc)
-                reason = "the service is overloaded" if exc.retryable else "the request failed"
+                reason = _failure_reason(exc)
                 result.reply, result.stop_reason = APOLOGY.format(reason=reason), "provider_error"
                 return result
             result.wait_seconds += time.perf_counter() - started

@@ -71,6 +71,10 @@ class ProviderTimeoutError(ProviderError):
     """The model call timed out."""
 
 
+class ProviderConnectionError(ProviderError):
+    """The model's endpoint could not be reached (refused, reset, DNS): not an overload."""
+
+
 class IncompleteResponseError(ProviderError):
     """The model's answer ended before it was complete (a stream cut off before its end)."""
 

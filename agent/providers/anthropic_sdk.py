@@ -22,6 +22,7 @@ from agent.types import (
     IncompleteResponseError,
     ModelResponse,
     PromptTooLongError,
+    ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
 )
@@ -63,7 +64,7 @@ def map_anthropic_error(exc: anthropic.APIError) -> ProviderError:
     if isinstance(exc, anthropic.APITimeoutError):
         return ProviderTimeoutError(f"Anthropic request timed out: {exc}", retryable=True)
     if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderError(f"cannot reach the Anthropic API: {exc}", retryable=True)
+        return ProviderConnectionError(f"cannot reach the Anthropic API: {exc}", retryable=True)
     if not isinstance(exc, anthropic.APIStatusError):
         return ProviderError(f"unexpected Anthropic API response: {exc}")
     status = exc.status_code

@@ -13,7 +13,12 @@ from openai.types.chat import ChatCompletion
 
 from agent.providers.openai_compat import reply_from_completion, status_error
 from agent.providers.wire_body import WireBody
-from agent.types import ModelResponse, ProviderError, ProviderTimeoutError
+from agent.types import (
+    ModelResponse,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+)
 
 JOIN_BELOW_BYTES = 256 * 1024
 """Bodies up to this size are joined before sending (microseconds); longer ones stream."""
@@ -24,7 +29,7 @@ def map_openai_error(exc: openai.APIError) -> ProviderError:
     if isinstance(exc, openai.APITimeoutError):
         return ProviderTimeoutError(f"model request timed out: {exc}", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
-        return ProviderError(f"cannot reach the model endpoint: {exc}", retryable=True)
+        return ProviderConnectionError(f"cannot reach the model endpoint: {exc}", retryable=True)
     if not isinstance(exc, openai.APIStatusError):
         return ProviderError(f"unexpected model endpoint response: {exc}")
     return status_error(exc.status_code, exc.body, fallback=str(exc))

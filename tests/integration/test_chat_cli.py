@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
@@ -105,6 +106,18 @@ async def test_model_outage_apologises_and_the_next_message_works(tmp_path, emul
     assert first.startswith("hermes> Sorry, I couldn't reach the model")
     assert "second" in second
     assert emulator.stats.rejected_400 == 0
+
+
+async def test_an_endpoint_that_is_down_is_reported_as_unreachable_not_overloaded(tmp_path):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = write_config(tmp_path, f"http://127.0.0.1:{port}")
+    result = await run_cli("chat", "--config", str(config), stdin="anyone there?\n")
+    assert result.code == 0, result.stderr
+    [reply] = result.replies()
+    assert "could not be reached" in reply
+    assert "overloaded" not in reply + result.stderr
 
 
 async def test_new_starts_a_fresh_session_and_keeps_the_old_one(tmp_path, emulator):
