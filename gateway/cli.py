@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,26 @@ if TYPE_CHECKING:
 # (tests/integration/test_startup_imports.py keeps it that way).
 
 EXIT_CONFIG_ERROR = 2
+EXIT_BROKEN_PIPE = 141
+"""What a shell reports for a command whose reader went away (128 + SIGPIPE)."""
+DISTRIBUTION = "hermes-gateway"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the installed distribution's version, read only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version(DISTRIBUTION)
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            found = "unknown (not installed)"
+        print(f"hermes {found}")
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="hermes",
         description="Hermes Gateway: chat with Claude from Telegram, Discord and the terminal.",
     )
+    parser.add_argument("--version", action=_VersionAction)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--config", metavar="PATH", help="configuration file (default: $HERMES_HOME/config.yaml)"
@@ -66,7 +88,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``hermes`` console script."""
+    """Entry point of the ``hermes`` console script.
+
+    Safe to pipe: when the reader goes away early (``hermes sessions list | head``) the command
+    stops quietly with status 141, as a shell tool killed by SIGPIPE does, without a traceback.
+    """
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Whatever is still buffered can never be written; point stdout at nothing so the
+        # interpreter's own flush at exit does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return code
+
+
+def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     from gateway import event_loop
     from gateway.config import ConfigError, load_config

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+
 from gateway.quarantine import DeadLetter
 from gateway.store import Repository, open_store
 from tests.integration.conftest import run_cli, write_config
@@ -89,3 +94,28 @@ async def test_sessions_usage_prints_the_usage_report_with_where_the_money_went(
     assert result.stdout.strip() in chat.stdout
     missing = await run_cli("sessions", "usage", "7", "--config", str(config))
     assert missing.code == 1 and "no session #7" in missing.stderr
+
+
+def test_version_names_the_installed_distribution() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "--version"], capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    assert re.fullmatch(r"hermes \d+\.\d+\.\d+\S*\n", done.stdout)
+
+
+def test_a_reader_that_went_away_ends_a_command_quietly(tmp_path) -> None:
+    config = write_config(tmp_path, "http://127.0.0.1:9")  # never contacted by `config check`
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already exited: every write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gateway.cli", "config", "check", "--config", str(config)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141
+    assert done.stderr == ""
