@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from gateway.config import Config
+from gateway.log_setup import QUIET_LIBRARIES, configure_logging
 from gateway.redaction import install_log_sanitizer
 from gateway.services import AgentServices, build_services
 from gateway.sessions import SessionManager
@@ -26,34 +26,6 @@ class App:
     repo: Repository
     services: AgentServices
     sessions: SessionManager
-
-
-QUIET_LIBRARIES = (
-    "httpx",
-    "httpcore",
-    "httpx2",  # the HTTP client of newer anthropic SDKs
-    "httpcore2",
-    "telegram",
-    "discord",
-    "aiosqlite",
-    "alembic",
-    "anthropic",
-    "openai",
-)
-"""Libraries logged at WARNING or above whatever the level: at DEBUG they log request bodies
-and SQL parameters, so users' words."""
-
-
-def configure_logging(config: Config) -> None:
-    """Log to stderr at the configured level (:data:`QUIET_LIBRARIES` at WARNING at least),
-    with secrets masked in every record."""
-    logging.basicConfig(
-        level=getattr(logging, config.logging.level),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    for noisy in QUIET_LIBRARIES:
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.root.level))
-    install_log_sanitizer(config)
 
 
 @asynccontextmanager

@@ -178,6 +178,10 @@ class AgentSettings(_Section):
 
 class LoggingSettings(_Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    file: str | None = None
+    max_bytes: Annotated[int, Field(ge=1024)] = 10 * 1024 * 1024
+    backups: Annotated[int, Field(ge=0)] = 5
+    format: Literal["text", "json"] = "text"
 
 
 class GatewaySettings(_Section):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -119,3 +120,20 @@ def test_a_reader_that_went_away_ends_a_command_quietly(tmp_path) -> None:
         os.close(write_end)
     assert done.returncode == 141
     assert done.stderr == ""
+
+
+async def test_the_log_file_gets_one_json_object_per_event_and_no_secret(tmp_path, emulator):
+    log_file = tmp_path / "logs" / "hermes.log"
+    config = write_config(
+        tmp_path,
+        emulator.base_url,
+        logging={"level": "INFO", "file": str(log_file), "format": "json"},
+    )
+    emulator.inject_fault("529", count=1)  # something worth an ERROR line
+    result = await run_cli("chat", "--config", str(config), stdin="hello\n/new\nagain\n")
+    assert result.code == 0, result.stderr
+    entries = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert entries, "nothing was logged"
+    assert all({"time", "level", "logger", "message"} <= entry.keys() for entry in entries)
+    assert any(entry["level"] == "ERROR" for entry in entries)
+    assert "test-key" not in log_file.read_text()
