@@ -1,4 +1,5 @@
-"""``hermes doctor``: check what a deployment needs, one line per check, without spending tokens."""
+"""``hermes doctor``: check what a deployment needs, one line per check, without spending tokens:
+the configuration, secrets, the model key and endpoint, the bot tokens, the database."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from agent.prompt_caching import caching_policy, caching_status_line
 from agent.tokens import count_text_tokens
 from gateway.app import database_url
 from gateway.config import Config, mask_url
-
-OK, FAIL, WARN = "ok", "FAIL", "warn"
+from gateway.doctor_probes import FAIL, OK, WARN, probe_discord, probe_models, probe_telegram
 
 
 def _secret_check(env_name: str, what: str) -> tuple[str, str]:
@@ -19,15 +19,22 @@ def _secret_check(env_name: str, what: str) -> tuple[str, str]:
     return FAIL, f"{what}: {env_name} is not set (export it or put it in .env)"
 
 
-async def _dead_letter_check(url: str) -> tuple[str, str]:
-    """How many updates were quarantined (a warning when any: someone should look at them)."""
+async def _store_checks(url: str) -> list[tuple[str, str]]:
+    """A write that changes nothing, and how many updates were quarantined (a warning when
+    any: someone should look at them)."""
     from gateway.store import Repository, open_store
 
     store = await open_store(url)
     try:
-        count = await Repository(store).count_dead_letters()
+        repo = Repository(store)
+        await repo.check_writable()
+        count = await repo.count_dead_letters()
     finally:
         await store.close()
+    return [(OK, "database writable"), _dead_letter_line(count)]
+
+
+def _dead_letter_line(count: int) -> tuple[str, str]:
     if count == 0:
         return OK, "quarantined updates: none"
     return WARN, (
@@ -42,14 +49,17 @@ async def run_doctor(config: Config) -> int:
 
     checks: list[tuple[str, str]] = [(OK, f"configuration valid ({config.source})")]
     checks.append(_secret_check(config.model.api_key_env, "model API key"))
-    for name, platform in (
-        ("telegram", config.platforms.telegram),
-        ("discord", config.platforms.discord),
-    ):
+    checks.extend(await probe_models(config))
+    telegram, discord = config.platforms.telegram, config.platforms.discord
+    for name, platform in (("telegram", telegram), ("discord", discord)):
         if platform.enabled:
             checks.append(_secret_check(platform.token_env, f"{name} bot token"))
             if not platform.allowed_users and not platform.allow_all:
                 checks.append((WARN, f"{name}: allowed_users is empty, so everyone is refused"))
+    if telegram.enabled and (token := os.environ.get(telegram.token_env, "").strip()):
+        checks.append(await probe_telegram(telegram, token))
+    if discord.enabled and (token := os.environ.get(discord.token_env, "").strip()):
+        checks.append(await probe_discord(discord, token))
     model = lookup_model(config.model.name, context_length_override=config.model.context_length)
     known = "" if model.known else " (unknown model: 128K assumed, no prices)"
     checks.append(
@@ -74,7 +84,7 @@ async def run_doctor(config: Config) -> int:
     try:
         head = await upgrade_database(url)
         checks.append((OK, f"database {mask_url(url)} at revision {head}"))
-        checks.append(await _dead_letter_check(url))
+        checks.extend(await _store_checks(url))
     except Exception as exc:  # any driver error is reported, not raised
         checks.append((FAIL, f"database {mask_url(url)}: {type(exc).__name__}: {exc}"))
     for status, text in checks:

@@ -89,7 +89,8 @@ class AgentServices:
         await self.provider.aclose()
 
 
-def _main_provider(config: Config) -> Provider:
+def main_provider(config: Config) -> Provider:
+    """The main model's provider. Raises ``MissingSecretError`` for a missing key."""
     settings = config.model
     api_key = require_secret(
         settings.api_key_env, f"the API key for model.provider={settings.provider}"
@@ -101,6 +102,24 @@ def _main_provider(config: Config) -> Provider:
         base_url=settings.base_url,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
+    )
+
+
+def summary_provider(config: Config, main: Provider) -> Provider:
+    """The provider summaries go to: ``main`` unless ``auxiliary.compression`` names another
+    provider or endpoint. Raises ``MissingSecretError`` for a missing key."""
+    aux = config.auxiliary.compression
+    if aux.provider == "auto" and aux.base_url is None:
+        return main
+    kind = config.model.provider if aux.provider == "auto" else aux.provider
+    key_env = aux.api_key_env or config.model.api_key_env
+    return build_provider(
+        kind,
+        model=summary_model_choice(config).name,
+        api_key=require_secret(key_env, f"the API key for auxiliary.compression ({kind})"),
+        base_url=aux.base_url or config.model.base_url,
+        timeout=aux.timeout,
+        max_retries=1,
     )
 
 
@@ -122,19 +141,7 @@ def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryCli
 
     aux = config.auxiliary.compression
     model_name = summary_model_choice(config).name
-    if aux.provider == "auto" and aux.base_url is None:
-        provider = main
-    else:
-        kind = config.model.provider if aux.provider == "auto" else aux.provider
-        key_env = aux.api_key_env or config.model.api_key_env
-        provider = build_provider(
-            kind,
-            model=model_name,
-            api_key=require_secret(key_env, f"the API key for auxiliary.compression ({kind})"),
-            base_url=aux.base_url or config.model.base_url,
-            timeout=aux.timeout,
-            max_retries=1,
-        )
+    provider = summary_provider(config, main)
     context_length = aux.context_length or lookup_model(model_name).context_length
     route = AuxiliaryRoute(provider, model_name, timeout=aux.timeout, context_length=context_length)
     return AuxiliaryClient(
@@ -159,7 +166,7 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
 
 def build_services(config: Config, repo: Repository) -> AgentServices:
     """Build the providers and auxiliary client; raises ``MissingSecretError`` for a missing key."""
-    provider = _main_provider(config)
+    provider = main_provider(config)
     model = lookup_model(config.model.name, context_length_override=config.model.context_length)
     policy = caching_policy(
         config.model.provider,

@@ -77,11 +77,13 @@ def _error_response(
     return web.json_response(_error_body(error_type, message), status=status, headers=headers)
 
 
-def _has_credentials(request: web.Request) -> bool:
-    if request.headers.get("x-api-key", "").strip():
-        return True
+def _has_credentials(request: web.Request, api_key: str | None) -> bool:
+    """A key is present (and, when the emulator was given one, it is that key)."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and bool(token.strip())
+    sent = request.headers.get("x-api-key", "").strip() or (
+        token.strip() if scheme.lower() == "bearer" else ""
+    )
+    return bool(sent) and (api_key is None or sent == api_key)
 
 
 class AnthropicEmulator:
@@ -106,7 +108,10 @@ class AnthropicEmulator:
         instant: bool = True,
         reply_fn: ReplyFn | None = None,
         record_bodies: bool = True,
+        api_key: str | None = None,
     ) -> None:
+        self.api_key = api_key
+        """When set, only this key is accepted (others get 401, as a revoked key does)."""
         self.context_length = context_length
         self.min_cacheable_tokens = min_cacheable_tokens
         self.clock = clock or ManualClock()
@@ -196,11 +201,9 @@ class AnthropicEmulator:
 
     async def _handle_messages(self, request: web.Request) -> web.StreamResponse:
         body = await _read_json(request)
-        if not _has_credentials(request):
+        if not _has_credentials(request, self.api_key):
             described = body if isinstance(body, dict) else {}
-            return self._refuse(
-                described, 401, "authentication_error", "x-api-key header is required"
-            )
+            return self._refuse(described, 401, "authentication_error", "invalid x-api-key")
         if not isinstance(body, dict):
             return self._refuse(
                 {}, 400, "invalid_request_error", "Request body must be a JSON object"
@@ -322,8 +325,8 @@ class AnthropicEmulator:
 
     async def _handle_count_tokens(self, request: web.Request) -> web.Response:
         body = await _read_json(request)
-        if not _has_credentials(request):
-            return _error_response(401, "authentication_error", "x-api-key header is required")
+        if not _has_credentials(request, self.api_key):
+            return _error_response(401, "authentication_error", "invalid x-api-key")
         try:
             validate_request(
                 body, strict_alternation=self.strict_alternation, require_max_tokens=False

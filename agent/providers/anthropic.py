@@ -75,6 +75,12 @@ class AnthropicProvider(Provider):
         """Import the SDK in a background thread, so the first call does not wait for it."""
         import_in_background("agent.providers.anthropic_sdk")
 
+    async def probe(self, model: str | None = None) -> None:
+        """Count the tokens of a one-word prompt (free): the key, endpoint and model answer."""
+        from agent.providers import anthropic_sdk
+
+        await anthropic_sdk.probe(self._client, model or self.model)
+
     @property
     def _client(self) -> Any:
         """The SDK client, built (and the SDK imported) on first use."""

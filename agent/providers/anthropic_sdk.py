@@ -120,3 +120,15 @@ async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelRespons
             "Anthropic stream ended before the answer was complete", retryable=True
         )
     return from_anthropic_message(final)
+
+
+PROBE_MESSAGES = [{"role": "user", "content": "ping"}]
+
+
+async def probe(client: anthropic.AsyncAnthropic, model: str) -> None:
+    """Count the tokens of a one-word prompt: checks the key, the endpoint and the model name
+    without spending tokens (count_tokens is free)."""
+    try:
+        await client.messages.count_tokens(model=model, messages=PROBE_MESSAGES)  # type: ignore[arg-type]
+    except anthropic.APIError as exc:
+        raise map_anthropic_error(exc) from exc

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Literal
 
 from agent.prompt_caching import MarkedHistory
-from agent.types import Message, ModelResponse
+from agent.types import Message, ModelResponse, ProviderError
 
 ProviderName = Literal["anthropic", "openrouter", "openai_compat"]
 
@@ -56,6 +56,12 @@ class Provider(ABC):
     def warm_up(self) -> None:
         """Start loading what the first call needs (an SDK import) in the background."""
         return None
+
+    async def probe(self, model: str | None = None) -> None:
+        """Check the key, the endpoint and ``model`` (default: the provider's) with a request
+        that costs no tokens (``hermes doctor``). Raises ProviderError (ProviderConnectionError
+        when the endpoint cannot be reached) when the check fails."""
+        raise ProviderError(f"{self.name} cannot be checked without spending tokens")
 
     def open_session(self) -> ProviderSession:
         """Per-session request state for one chat session's calls (one per agent loop).

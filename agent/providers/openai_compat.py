@@ -185,6 +185,15 @@ class OpenAICompatProvider(Provider):
         """Import the SDK in a background thread, so the first call does not wait for it."""
         import_in_background("agent.providers.openai_sdk")
 
+    async def probe(self, model: str | None = None) -> None:
+        """List the endpoint's models (free; on OpenRouter, whose list is public, the key is
+        checked first) and look for ``model`` among them."""
+        from agent.providers import openai_sdk
+
+        await openai_sdk.probe(
+            self._client, model or self.model, check_key=self.name == "openrouter"
+        )
+
     @property
     def _client(self) -> Any:
         """The SDK client, built (and the SDK imported) on first use."""

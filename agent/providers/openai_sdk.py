@@ -57,3 +57,20 @@ async def send(client: openai.AsyncOpenAI, body: WireBody, model: str) -> ModelR
     except openai.APIError as exc:
         raise map_openai_error(exc) from exc
     return reply_from_completion(response, model)
+
+
+async def probe(client: openai.AsyncOpenAI, model: str, *, check_key: bool) -> None:
+    """List the endpoint's models and look for ``model``; with ``check_key``, ask for the key's
+    own record first (OpenRouter's ``GET /key``), since its model list needs no key."""
+    try:
+        if check_key:
+            await client.get("/key", cast_to=object)
+        page = await client.models.list()
+    except openai.APIError as exc:
+        raise map_openai_error(exc) from exc
+    listed = [entry.id for entry in page.data]
+    if listed and model not in listed:
+        raise ProviderError(
+            f"the endpoint does not offer model {model!r} (it lists {len(listed)}: "
+            f"{', '.join(listed[:5])}{', ...' if len(listed) > 5 else ''})"
+        )

@@ -47,6 +47,15 @@ class RepositoryBase:
         """
         return await self._store.write(job)
 
+    async def check_writable(self) -> None:
+        """Take the write lock in a transaction that changes nothing (``hermes doctor``);
+        raises the driver's error when the database is read-only or locked out."""
+
+        def touch(connection: Connection) -> None:
+            connection.execute(update(SessionRow).where(SessionRow.id == -1).values(active=False))
+
+        await self._write(touch)
+
 
 def rowcount(result: Result[Any]) -> int:
     """How many rows an UPDATE or DELETE touched."""
