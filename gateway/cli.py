@@ -1,4 +1,5 @@
-"""The ``hermes`` command line: chat, gateway, demo, sessions, plugins, db, config, doctor."""
+"""The ``hermes`` command line: chat, gateway, demo, sessions, plugins, db, config, doctor,
+backup, restore, health."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gateway.config import Config
+    from gateway.store.repository import Repository
 
 # Everything else is imported where a command needs it: `hermes --help` imports nothing heavy
 # (tests/integration/test_startup_imports.py keeps it that way).
@@ -66,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sessions.add_argument("action", choices=["list", "show", "export", "usage"])
     sessions.add_argument("session_id", nargs="?", type=int)
+    sessions.add_argument("--all", action="store_true", help="export: every session")
     sessions.add_argument(
         "--output", "-o", metavar="FILE", help="export: write JSONL here (default: stdout)"
     )
@@ -83,6 +86,17 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "doctor", parents=[common], help="check configuration, secrets, database and model"
+    )
+    backup = sub.add_parser(
+        "backup", parents=[common], help="copy the SQLite database (safe while the daemon runs)"
+    )
+    backup.add_argument("path", help="the backup file to create")
+    restore = sub.add_parser(
+        "restore", parents=[common], help="replace the database with a backup (daemon stopped)"
+    )
+    restore.add_argument("path", help="a file made by `hermes backup`")
+    sub.add_parser(
+        "health", parents=[common], help="exit 0 when a gateway runs for this HERMES_HOME"
     )
     return parser
 
@@ -159,8 +173,11 @@ async def _sessions(config: Config, args: argparse.Namespace) -> int:
                 updated = f"{s.updated_at:%Y-%m-%d %H:%M}"
                 print(f"{flag} #{s.id:<5} {s.key:<32} {s.message_count:>6} msgs  updated {updated}")
             return 0
+        if args.action == "export" and args.all:
+            ids = [summary.id for summary in await repo.list_sessions(limit=None)]
+            return await _export(repo, ids, args.output)
         if args.session_id is None:
-            print(f"hermes: sessions {args.action} needs a session id", file=sys.stderr)
+            print(f"hermes: sessions {args.action} needs a session id (or --all)", file=sys.stderr)
             return EXIT_CONFIG_ERROR
         if await repo.get_session(args.session_id) is None:
             print(f"hermes: no session #{args.session_id}", file=sys.stderr)
@@ -181,17 +198,90 @@ async def _sessions(config: Config, args: argparse.Namespace) -> int:
 
             print(await usage_report(repo, args.session_id, lookup_model(config.model.name)))
             return 0
-        # A CLI command: blocking file writes are fine here.
-        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: ASYNC230
-        try:
-            async for row in repo.export_session(args.session_id):
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        finally:
-            if out is not sys.stdout:
-                out.close()
-        return 0
+        return await _export(repo, [args.session_id], args.output)
     finally:
         await store.close()
+
+
+async def _export(repo: Repository, session_ids: list[int], output: str | None) -> int:
+    """JSONL of every stored message and compaction of each session, each row naming it."""
+    # A CLI command: blocking file writes are fine here.
+    out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: ASYNC230
+    try:
+        for session_id in session_ids:
+            async for row in repo.export_session(session_id):
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+async def _backup(config: Config, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gateway.backup import BackupError, backup_sqlite, sqlite_path
+    from gateway.config import mask_url
+    from gateway.store.db import database_url
+
+    url = database_url(config)
+    database = sqlite_path(url)
+    if database is None:
+        print(
+            f"hermes: {mask_url(url)} is not a SQLite file; back PostgreSQL up with its own tool:"
+            f" pg_dump --format=custom --file {args.path} <database>",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG_ERROR
+    try:
+        report = backup_sqlite(database, Path(args.path))
+    except BackupError as exc:
+        print(f"hermes: backup failed: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"backup {report.path}: {report.sessions} sessions, {report.messages} messages, "
+        f"{report.size_bytes:,} bytes, integrity ok"
+    )
+    return 0
+
+
+async def _restore(config: Config, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gateway.backup import BackupError, restore_sqlite, sqlite_path
+    from gateway.config import hermes_home
+    from gateway.daemon_lock import running_daemon
+    from gateway.store.db import database_url
+
+    database = sqlite_path(database_url(config))
+    if database is None:
+        print("hermes: restore a PostgreSQL dump with pg_restore", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    pid = running_daemon(hermes_home())
+    if pid is not None:
+        print(f"hermes: the gateway is running (pid {pid}); stop it first", file=sys.stderr)
+        return 1
+    try:
+        kept = restore_sqlite(Path(args.path), database)
+    except BackupError as exc:
+        print(f"hermes: restore refused: {exc}", file=sys.stderr)
+        return 1
+    print(f"restored {database} from {args.path}")
+    if kept is not None:
+        print(f"the database it replaced is kept as {kept}")
+    return 0
+
+
+async def _health(config: Config, args: argparse.Namespace) -> int:
+    from gateway.config import hermes_home
+    from gateway.daemon_lock import running_daemon
+
+    pid = running_daemon(hermes_home())
+    if pid is None:
+        print("no gateway is running")
+        return 1
+    print(f"gateway running (pid {pid})")
+    return 0
 
 
 async def _plugins(config: Config, args: argparse.Namespace) -> int:
@@ -246,6 +336,9 @@ _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, 
     "db": _db,
     "config": _config,
     "doctor": _doctor,
+    "backup": _backup,
+    "restore": _restore,
+    "health": _health,
 }
 
 if __name__ == "__main__":

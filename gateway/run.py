@@ -15,6 +15,7 @@ import asyncio
 import collections
 import itertools
 import logging
+import os
 import time
 from collections.abc import Coroutine
 from typing import Any
@@ -24,7 +25,8 @@ from gateway.app import App, configure_logging, open_app
 from gateway.attachments import unread_attachment_notice, unsupported_reply
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
-from gateway.config import Config, ConfigError
+from gateway.config import Config, ConfigError, hermes_home
+from gateway.daemon_lock import DaemonLock, DaemonRunningError
 from gateway.delivery import Deliverer, RetryPolicy
 from gateway.event_loop import first_of, running_loop_name, stop_signals
 from gateway.inbound import InboundMessage
@@ -51,6 +53,7 @@ EXIT_OK = 0
 EXIT_STARTUP_FAILED = 1
 EXIT_NOTHING_ENABLED = 2
 EXIT_NO_ADAPTER_LEFT = 3
+EXIT_ALREADY_RUNNING = 4
 """Every adapter stopped for good (e.g. its token was revoked): nothing left to serve."""
 
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
@@ -404,7 +407,12 @@ class Gateway:
 async def run_gateway(config: Config) -> int:
     """``hermes gateway run``: serve until SIGINT/SIGTERM; returns the exit code."""
     configure_logging(config)
-    log.info("event loop: %s", running_loop_name())
+    try:
+        lock = DaemonLock.acquire(hermes_home())  # held until this function returns
+    except DaemonRunningError as exc:
+        log.error("%s; not starting a second one", exc)
+        return EXIT_ALREADY_RUNNING
+    log.info("event loop: %s (pid %d)", running_loop_name(), os.getpid())
     platforms = config.platforms
     if not (platforms.telegram.enabled or platforms.discord.enabled):
         log.error("no platform is enabled: set platforms.telegram.enabled or discord.enabled")
@@ -431,4 +439,5 @@ async def run_gateway(config: Config) -> int:
         log.error("gateway stopped: no platform adapter is left (see the errors above)")
         return EXIT_NO_ADAPTER_LEFT
     log.info("gateway stopped")
+    lock.release()
     return EXIT_OK

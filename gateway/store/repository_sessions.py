@@ -98,9 +98,10 @@ class SessionQueries(RepositoryBase):
             return session_record(row) if row is not None else None
 
     async def list_sessions(
-        self, *, limit: int = DEFAULT_SESSION_LIST_LIMIT, key: str | None = None
+        self, *, limit: int | None = DEFAULT_SESSION_LIST_LIMIT, key: str | None = None
     ) -> list[SessionSummary]:
-        """Sessions, most recently updated first, each with its number of stored messages."""
+        """Sessions, most recently updated first, each with its number of stored messages
+        (``limit`` None: all of them)."""
         message_count = (
             select(func.count(MessageRow.id))
             .where(MessageRow.session_id == SessionRow.id)
