@@ -1,23 +1,32 @@
 """``hermes chat``: the agent and store in a terminal.
 
-Interactive on a terminal; when standard input is not a terminal it reads one message or
-command per line and exits at the end of input, so conversations can be scripted.
+Interactive on a terminal, like a good REPL (prompt_toolkit): line editing, history kept in
+``$HERMES_HOME/chat_history``, a pasted block of lines sent as one message; Ctrl-C interrupts
+the running turn as ``/stop`` does, and Ctrl-C or Ctrl-D at the prompt quits. When standard
+input is not a terminal it reads one message or command per line and exits at the end of
+input, so conversations can be scripted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 import time
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 from gateway.app import App
 from gateway.commands import CommandRegistry, default_registry, parse_call, run_local
+from gateway.commands.builtin import STOPPED_TEXT
+from gateway.config import hermes_home
 from gateway.session import SessionAddress, TurnReply
 
 PROMPT = "you> "
 REPLY_PREFIX = "hermes> "
 NOTICE_PREFIX = "notice> "
+HISTORY_FILE = "chat_history"
+"""Lines typed in ``hermes chat``, under ``$HERMES_HOME`` (arrow-up recalls them)."""
 
 
 def cli_address(name: str) -> SessionAddress:
@@ -25,14 +34,49 @@ def cli_address(name: str) -> SessionAddress:
     return SessionAddress(key=f"cli:{name}", platform="cli", chat_id=name)
 
 
-async def _read_line(stream: TextIO, interactive: bool) -> str | None:
-    if interactive:
+class TerminalInput:
+    """What the person at the terminal types: editable lines with history; a paste (the
+    terminal's bracketed paste) arrives whole, newlines included, as one message."""
+
+    def __init__(self, history_file: Path) -> None:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+
+        history_file.parent.mkdir(parents=True, exist_ok=True)
+        self._session: Any = PromptSession(history=FileHistory(str(history_file)))
+
+    async def read(self) -> str | None:
+        """The next message; None when the person quits (Ctrl-D, or Ctrl-C at the prompt)."""
         try:
-            return await asyncio.to_thread(input, PROMPT)
-        except EOFError:
+            text: str = await self._session.prompt_async(PROMPT)
+        except (EOFError, KeyboardInterrupt):
             return None
+        return text
+
+
+async def _read_script_line(stream: TextIO) -> str | None:
     line = await asyncio.to_thread(stream.readline)
     return line if line else None
+
+
+async def _interruptible_turn(app: App, address: SessionAddress, text: str) -> TurnReply | None:
+    """One turn that Ctrl-C (SIGINT) interrupts as ``/stop`` does: the context is reloaded
+    from the store and the unanswered message gets the stop note. None when interrupted."""
+    loop = asyncio.get_running_loop()
+    turn = asyncio.ensure_future(app.sessions.run_turn(address, text, sent_at=time.time()))
+    loop.add_signal_handler(signal.SIGINT, turn.cancel)
+    try:
+        return await turn
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if not turn.cancelled() or (current is not None and current.cancelling()):
+            raise  # this chat itself is being cancelled, not just the turn
+        runtime = await app.sessions.get(address)
+        await runtime.reload()
+        await runtime.mark_stopped()
+        return None
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 def _print_reply(reply: TurnReply, out: TextIO) -> None:
@@ -61,11 +105,17 @@ async def run_chat(
     # Ready: the SDK import now runs while the user types (not during start-up, whose Python
     # it would slow down by sharing the interpreter lock).
     app.services.provider.warm_up()
+    terminal: TerminalInput | None = None
     if interactive:
+        terminal = TerminalInput(hermes_home() / HISTORY_FILE)
         print(app.services.caching_line, file=out)
-        print(f"Session #{runtime.session_id}. Type /help for commands, Ctrl-D to quit.", file=out)
+        print(
+            f"Session #{runtime.session_id}. Type /help for commands; Ctrl-C stops an answer, "
+            "Ctrl-D quits.",
+            file=out,
+        )
     while True:
-        line = await _read_line(stream, interactive)
+        line = await (terminal.read() if terminal else _read_script_line(stream))
         if line is None:
             return 0
         text = line.rstrip("\n")
@@ -77,5 +127,12 @@ async def run_chat(
             print(REPLY_PREFIX + answer, file=out, flush=True)
             continue
         # The terminal is its own platform: its message time is when the line was read.
-        reply = await app.sessions.run_turn(address, text, sent_at=time.time())
+        if terminal is None:
+            reply = await app.sessions.run_turn(address, text, sent_at=time.time())
+        else:
+            interrupted = await _interruptible_turn(app, address, text)
+            if interrupted is None:
+                print(REPLY_PREFIX + STOPPED_TEXT, file=out, flush=True)
+                continue
+            reply = interrupted
         _print_reply(reply, out)
