@@ -9,6 +9,7 @@ from agent.prompt_caching import caching_policy, caching_status_line
 from agent.tokens import count_text_tokens
 from gateway.app import database_url
 from gateway.config import Config, mask_url
+from gateway.platforms.registry import PLATFORMS
 
 OK, FAIL, WARN = "ok", "FAIL", "warn"
 
@@ -42,10 +43,7 @@ async def run_doctor(config: Config) -> int:
 
     checks: list[tuple[str, str]] = [(OK, f"configuration valid ({config.source})")]
     checks.append(_secret_check(config.model.api_key_env, "model API key"))
-    for name, platform in (
-        ("telegram", config.platforms.telegram),
-        ("discord", config.platforms.discord),
-    ):
+    for name, platform in PLATFORMS.sections(config).items():
         if platform.enabled:
             checks.append(_secret_check(platform.token_env, f"{name} bot token"))
             if not platform.allowed_users and not platform.allow_all:

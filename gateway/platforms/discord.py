@@ -20,7 +20,6 @@ import contextlib
 import logging
 import re
 import warnings
-from collections.abc import Awaitable, Callable
 
 import aiohttp
 import yarl
@@ -28,6 +27,7 @@ import yarl
 from gateway.config import DiscordSettings
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import (
+    CatchUpSource,
     DeliveryTarget,
     InboundCallback,
     PlatformAdapter,
@@ -64,9 +64,6 @@ FIND_SENT_LIMIT = 50
 """Messages read after the last known one when looking for a part a crash left in doubt."""
 SERVER_ERROR = 500
 TOO_MANY_REQUESTS = 429
-
-CatchUpSource = Callable[[], Awaitable[dict[str, str]]]
-"""Returns the newest recorded message id per channel id (snowflakes as strings)."""
 
 
 class DiscordStartError(RuntimeError):
@@ -112,8 +109,6 @@ class DiscordAdapter(PlatformAdapter):
         self._accepting = False
         self.typing_delay = settings.typing_delay
         """Seconds before the first typing indicator; a faster answer needs none."""
-        self.catch_up_from: CatchUpSource | None = None
-        """Set by the runner before :meth:`start` to catch up on messages sent while offline."""
         self._catch_up: asyncio.Task[None] | None = None
         # Live messages wait here while a catch-up may still hand over older ones: in every
         # channel until the channels to catch up are known, then in those until each is done.
