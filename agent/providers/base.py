@@ -94,11 +94,6 @@ class ProviderSession:
         """Forget work kept from earlier calls (the history was replaced or edited)."""
 
 
-def without_bookkeeping(message: Message) -> Message:
-    """The message minus its ``_``-prefixed keys (store ids, cached token counts)."""
-    return {key: value for key, value in message.items() if not key.startswith("_")}
-
-
 def is_retryable_status(status: int) -> bool:
     """Whether a later attempt may succeed where a response with this status failed."""
     return status in RETRYABLE_STATUSES or status >= 500

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent.types import Message
+from agent.types import Message, MessageBookkeeping
 
 MESSAGE_KIND = "message"
 """A message as said by the user, the model or a tool."""
@@ -96,14 +96,14 @@ class MessageRecord:
             message["tool_call_id"] = self.tool_call_id
         if self.extra:
             message.update(self.extra)
-        message["_id"] = self.id
-        message["_tokens"] = self.token_count
+        bookkeeping: MessageBookkeeping = {"_id": self.id, "_tokens": self.token_count}
         if self.kind != MESSAGE_KIND:
-            message["_kind"] = self.kind
+            bookkeeping["_kind"] = self.kind
         if self.platform_message_id is not None:
-            message["_platform_message_id"] = self.platform_message_id
+            bookkeeping["_platform_message_id"] = self.platform_message_id
         if self.sent_at is not None:
-            message["_sent_at"] = self.sent_at
+            bookkeeping["_sent_at"] = self.sent_at
+        message.update(bookkeeping)
         return message
 
 
