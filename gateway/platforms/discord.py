@@ -11,6 +11,12 @@ adapter catches up: for every channel the runner has recorded messages from, it 
 history after the newest one and hands over, oldest first, the newest
 ``platforms.discord.catch_up_messages`` meant for the bot. Live messages in a channel wait
 until its catch-up is done, so a conversation is answered in the order it was written.
+
+Retries of a send: discord.py retries inside each request (5 attempts at most: a 429 after
+the wait Discord asks for, a 500/502/504 after 1, 3, 5 and 7 s; this cannot be turned off);
+what it gives up on, and a broken connection, is retried by the delivery
+(:mod:`gateway.delivery`), backoff doubling from 1 s to 30 s for at most
+``gateway.delivery_retry_seconds`` (600 s) from the first failure.
 """
 
 from __future__ import annotations
