@@ -13,7 +13,7 @@ from typing import TextIO
 
 from gateway.app import App
 from gateway.commands import CommandRegistry, default_registry, parse_call, run_local
-from gateway.session import SessionAddress, TurnReply
+from gateway.session_runtime import SessionAddress, TurnReply
 
 PROMPT = "you> "
 REPLY_PREFIX = "hermes> "

@@ -33,7 +33,7 @@ from gateway.platforms.base import DeliveryTarget, PlatformAdapter, PlatformAuth
 from gateway.platforms.registry import PLATFORMS
 from gateway.reports import health_text
 from gateway.resume import resume_steps
-from gateway.session import SessionAddress, TurnSource
+from gateway.session_runtime import SessionAddress, TurnSource
 from gateway.store.records import InboundLink
 from gateway.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 

@@ -155,7 +155,8 @@ class DiscordAdapter(PlatformAdapter):
                 self._run_catch_up(catch_up_from), name="discord-catch-up"
             )
         user = self.client.user
-        assert user is not None
+        if user is None:  # discord.py sets it from READY, which has arrived
+            raise DiscordStartError("discord: READY arrived without the bot's own user")
         return f"{user.name}#{user.discriminator}"
 
     async def _fail(self, error: BaseException | None) -> None:
