@@ -25,7 +25,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from gateway.config import Config
-from gateway.platforms.registry import PLATFORMS
 
 MASK = "***"
 MIN_SECRET_LENGTH = 8
@@ -52,6 +51,8 @@ _PTB_QUIETED_TEMPLATES = {
 
 def configured_secret_env_names(config: Config) -> set[str]:
     """The environment variables the configuration takes secrets from."""
+    from gateway.platforms.registry import PLATFORMS  # the platform package imports the store
+
     names = {config.model.api_key_env}
     for section in PLATFORMS.sections(config).values():
         names.update(section.secret_env_names())
