@@ -96,6 +96,12 @@ class MessageRecord:
             message["tool_call_id"] = self.tool_call_id
         if self.extra:
             message.update(self.extra)
+        message.update(self.bookkeeping())
+        return message
+
+    def bookkeeping(self) -> MessageBookkeeping:
+        """What the stored row adds to its message dict: row id, token count, and the kind,
+        platform id and platform time when it has them."""
         bookkeeping: MessageBookkeeping = {"_id": self.id, "_tokens": self.token_count}
         if self.kind != MESSAGE_KIND:
             bookkeeping["_kind"] = self.kind
@@ -103,8 +109,7 @@ class MessageRecord:
             bookkeeping["_platform_message_id"] = self.platform_message_id
         if self.sent_at is not None:
             bookkeeping["_sent_at"] = self.sent_at
-        message.update(bookkeeping)
-        return message
+        return bookkeeping
 
 
 @dataclass(frozen=True, slots=True)
