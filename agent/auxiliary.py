@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agent.providers.base import Provider
-from agent.types import Message, ProviderTimeoutError, Usage
+from agent.types import Message, ProviderTimeoutError, Usage, reply_text
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +64,7 @@ class AuxiliaryClient:
             ) from None
         if self._on_usage is not None:
             await self._on_usage(task, route.provider.name, response.usage)
-        content = response.message.get("content")
-        if isinstance(content, list):
-            return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        return content or ""
+        return reply_text(response.message)
 
     async def aclose(self) -> None:
         """Close providers owned by the routes (the default one is closed by its owner)."""

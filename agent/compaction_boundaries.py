@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.types import Message
+from agent.types import Message, without_bookkeeping
 
 SUMMARY_KIND = "summary"
 """``"_kind"`` of a summary message written by a compaction."""
@@ -272,7 +272,7 @@ def with_system_note(message: Message) -> Message:
     content = message.get("content")
     if isinstance(content, str) and SYSTEM_COMPACTION_NOTE in content:
         return message
-    copy = {key: value for key, value in message.items() if not key.startswith("_")}
+    copy = without_bookkeeping(message)
     if isinstance(content, list):
         copy["content"] = [*content, {"type": "text", "text": SYSTEM_COMPACTION_NOTE.strip()}]
     else:

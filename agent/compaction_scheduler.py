@@ -44,7 +44,7 @@ from agent.context_policy import COLD_MARGIN_SECONDS
 from agent.loop import AgentLoop
 from agent.session_clock import SessionClock
 from agent.session_policy import PolicyCall, SessionPolicy
-from agent.tokens import estimate_messages_tokens_rough, message_tokens
+from agent.tokens import cache_message_tokens, estimate_messages_tokens_rough
 from agent.types import CompactionResult, CompactionTrigger, Message
 
 log = logging.getLogger(__name__)
@@ -332,7 +332,7 @@ class CompactionScheduler:
             result = dataclasses.replace(
                 result,
                 messages=[*result.messages, *extra],
-                tokens_after=result.tokens_after + sum(message_tokens(m) for m in extra),
+                tokens_after=result.tokens_after + sum(cache_message_tokens(m) for m in extra),
             )
         await self.loop.apply_compaction(self.context, result)
         self.loop.engine.load_state(pending.engine.get_state())
@@ -362,7 +362,7 @@ class CompactionScheduler:
         turns_done = sum(1 for m in extra if m.get("role") == "assistant")
         if turns_done and not threshold:
             prompt = self.loop.current_prompt_tokens() or 0
-            compacted = result.tokens_after + sum(message_tokens(m) for m in extra)
+            compacted = result.tokens_after + sum(cache_message_tokens(m) for m in extra)
             visit_start = pending.visit_start if pending.visit_start is not None else 0.0
             if not self.policy.late_compaction_pays(prompt, compacted, turns_done, visit_start):
                 return "too late to pay"

@@ -45,7 +45,7 @@ from agent.summary_requests import (
     describe_failure,
     request_summary,
 )
-from agent.tokens import count_text_tokens, message_tokens, messages_tokens
+from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
 from agent.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
 from agent.types import (
     COLD_TRIGGERS,
@@ -190,7 +190,7 @@ class ContextCompressor(ContextEngine):
             return None
         if self.cooldown_remaining() > 0:
             return None
-        sizes = [message_tokens(m) for m in messages]
+        sizes = [cache_message_tokens(m) for m in messages]
         layout = self._plan(messages, sizes, cold=True)
         middle = layout.middle_indices()
         content = [i for i in middle if not is_summary_message(messages[i])]
@@ -221,7 +221,7 @@ class ContextCompressor(ContextEngine):
     ) -> CompactionResult:
         """Compact ``messages``; unchanged (``skipped``) when that would not be smaller."""
         cold = trigger in COLD_TRIGGERS
-        sizes = [message_tokens(m) for m in messages]
+        sizes = [cache_message_tokens(m) for m in messages]
         tokens_before = sum(sizes)
         stall_basis = max(self.prompt_size.current or 0, tokens_before)
         layout = self._plan(messages, sizes, cold=cold)
@@ -230,19 +230,19 @@ class ContextCompressor(ContextEngine):
         middle = [messages[i] for i in layout.middle_indices()]
         content = [m for m in middle if not is_summary_message(m)]
         summary_kept = any(is_summary_message(m) for m in messages[layout.kept_after_summary :])
-        pruned_enough = messages_tokens(pruned) <= self.threshold_tokens * PRUNED_ONLY_RATIO
+        pruned_enough = cache_messages_tokens(pruned) <= self.threshold_tokens * PRUNED_ONLY_RATIO
         # A policy compaction summarises even when pruning alone would do: the point is a
         # small prompt while the cache is cold anyway.
         if not content or summary_kept or (pruned_enough and not focus_topic and not cold):
             candidate, summary = pruned, SummaryOutcome("", "pruned_only")
         else:
             previous = self._previous_summary_in(middle)
-            budget = self._summary_budget_for(sum(message_tokens(m) for m in content), cold)
+            budget = self._summary_budget_for(sum(cache_message_tokens(m) for m in content), cold)
             summary = await self._summarize(
                 content, previous, focus_topic, layout.pinned is not None, budget, names
             )
             candidate = self._assemble(pruned, layout, summary.text)
-        tokens_after = messages_tokens(candidate)
+        tokens_after = cache_messages_tokens(candidate)
         if tokens_after >= tokens_before:
             summary = SummaryOutcome(
                 "",

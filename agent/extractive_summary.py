@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 
 from agent.tokens import count_text_tokens
-from agent.tool_output_pruning import UNKNOWN_TOOL, content_text, first_line
-from agent.types import Message
+from agent.tool_output_pruning import UNKNOWN_TOOL, first_line
+from agent.types import Message, content_text
 
 EXTRACTIVE_HEADER = (
     "Extractive summary: the summary model was unavailable, so this was compiled mechanically "

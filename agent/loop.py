@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 from agent.context_engine import ContextEngine
 from agent.prompt_caching import CachePolicy, MarkedHistory, cache_breakpoints
 from agent.providers.base import Provider
-from agent.tokens import message_tokens
+from agent.tokens import cache_message_tokens
 from agent.tools.registry import ToolRegistry
 from agent.types import (
     CompactionResult,
@@ -32,6 +32,7 @@ from agent.types import (
     ProviderError,
     ProviderTimeoutError,
     Usage,
+    reply_text,
 )
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,7 @@ class AgentLoop:
     async def _append(self, context: list[Message], messages: list[Message]) -> None:
         await self.recorder.record_messages(messages)
         context.extend(messages)
-        self.engine.prompt_size.grow(sum(message_tokens(m) for m in messages))
+        self.engine.prompt_size.grow(sum(cache_message_tokens(m) for m in messages))
 
     # -- compaction ----------------------------------------------------------------------
     async def compact(
@@ -235,7 +236,7 @@ class AgentLoop:
             await self._append(context, [response.message])
             result.new_messages.append(response.message)
             if not response.tool_calls:
-                result.reply = _text_of(response.message)
+                result.reply = reply_text(response.message)
                 return result
             tool_messages = await self._run_tools(response.tool_calls)
             await self._append(context, tool_messages)
@@ -302,14 +303,7 @@ def _tool_message(call_id: str, name: str, content: str) -> Message:
 
 def _is_empty(response: ModelResponse) -> bool:
     """An answer with neither text nor tool calls (no content blocks, or only blank text)."""
-    return not response.tool_calls and not _text_of(response.message).strip()
-
-
-def _text_of(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return content or ""
+    return not response.tool_calls and not reply_text(response.message).strip()
 
 
 def missing_tool_results(context: Sequence[Message]) -> list[Message]:

@@ -13,9 +13,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.tokens import IMAGE_TOKENS, count_text_tokens, message_tokens
-from agent.tool_output_pruning import UNKNOWN_TOOL, content_text
-from agent.types import Message
+from agent.tokens import IMAGE_TOKENS, cache_message_tokens, count_text_tokens
+from agent.tool_output_pruning import UNKNOWN_TOOL
+from agent.types import Message, content_text
 
 TOOL_RESULT_SERIAL_CHARS = 1_500
 """A tool result longer than this is cut (start and end kept) in the summary request."""
@@ -148,7 +148,7 @@ def serial_tokens(message: Message, text: str, tool_names: dict[str, str]) -> in
     (:data:`SUMMARY_CONTEXT_MARGIN_RATIO` keeps room for its error).
     """
     images = _image_parts(message.get("content"))
-    stored = max(0, message_tokens(message) - images * (IMAGE_TOKENS - IMAGE_MARKER_TOKENS))
+    stored = max(0, cache_message_tokens(message) - images * (IMAGE_TOKENS - IMAGE_MARKER_TOKENS))
     whole = len(serialize_message(message, tool_names, clipped=False))
     share = min(1.0, len(text) / whole) if whole else 1.0
     return math.ceil((stored + SERIAL_LABEL_TOKENS) * share)

@@ -2,6 +2,12 @@
 
 Kept apart from the compressor so its policy (which errors are worth a retry, how a failure is
 described to the user and in the compaction record) reads on its own.
+
+This is the only retry layer of a summary call: the provider it goes through is built with
+:data:`SUMMARY_SDK_RETRIES` (none), so one summary request makes at most
+``1 + len(retry_delays)`` HTTP attempts (4 with the default delays of 2, 8 and 20 s), each
+bounded by ``auxiliary.compression.timeout`` (120 s): at most 4 x 120 + 30 = 510 s before the
+compressor falls back to its extractive summary.
 """
 
 from __future__ import annotations
@@ -16,6 +22,9 @@ log = logging.getLogger(__name__)
 
 COMPACTION_TASK = "compression"
 """The auxiliary task name that routes summary calls (``auxiliary.compression``)."""
+SUMMARY_SDK_RETRIES = 0
+"""The SDK's own retries of a summary call: none, :func:`request_summary` retries (with the
+SDK's two on top, one summary could take 12 HTTP attempts before the fallback)."""
 
 
 class SummaryUnavailableError(Exception):
@@ -43,7 +52,8 @@ async def request_summary(
     retry_delays: Sequence[float],
     sleep: Callable[[float], Awaitable[object]],
 ) -> str:
-    """One summary request, retried after each delay while the error is transient.
+    """One summary request, retried after each delay while the error is transient
+    (``1 + len(retry_delays)`` attempts at most; see the module docstring).
 
     Raises :class:`PromptTooLongError` at once (the caller chunks smaller), the last provider
     error when retries run out, and :class:`SummaryUnavailableError` for an empty answer.

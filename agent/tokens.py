@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agent.types import Message
+from agent.types import BOOKKEEPING_PREFIX, Message
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def estimate_message_tokens_rough(message: Message) -> int:
     """About four characters per token over the whole message, keys included; images flat."""
     chars, images = _content_chars(message.get("content"))
     for key, value in message.items():
-        if key == "content" or key.startswith("_"):
+        if key == "content" or key.startswith(BOOKKEEPING_PREFIX):
             continue
         chars += len(key) + (len(value) if isinstance(value, str) else len(str(value)))
     return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS + 1
@@ -148,8 +148,12 @@ def count_message_tokens(message: Message) -> int:
     return total
 
 
-def message_tokens(message: Message) -> int:
-    """The message's token count, computed once and kept in its ``"_tokens"`` key."""
+def cache_message_tokens(message: Message) -> int:
+    """The message's token count, counted on first use and cached in its ``"_tokens"`` key.
+
+    Writes to ``message`` (once): the count is bookkeeping
+    (:class:`~agent.types.MessageBookkeeping`) stored with it, so a history is tokenised once.
+    """
     cached = message.get("_tokens")
     if isinstance(cached, int) and cached > 0:
         return cached
@@ -158,6 +162,6 @@ def message_tokens(message: Message) -> int:
     return count
 
 
-def messages_tokens(messages: Iterable[Message]) -> int:
-    """Sum of :func:`message_tokens` (cached counts, so cheap on a known history)."""
-    return sum(message_tokens(m) for m in messages)
+def cache_messages_tokens(messages: Iterable[Message]) -> int:
+    """Sum of :func:`cache_message_tokens` (cached counts, so cheap on a known history)."""
+    return sum(cache_message_tokens(m) for m in messages)

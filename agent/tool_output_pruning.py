@@ -9,9 +9,8 @@ later copy. The originals stay in the store; a replaced message is a new dict wi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from agent.types import Message
+from agent.types import Message, content_text, without_bookkeeping
 
 PRUNE_MIN_CHARS = 200
 """Tool outputs longer than this (outside the protected tail) are cleared."""
@@ -22,23 +21,6 @@ PRUNED_FIRST_LINE_CHARS = 80
 DUPLICATE_OUTPUT_TEMPLATE = "[Duplicate of a later {tool} output]"
 """Placeholder for an output that appears again, identical, later in the history."""
 UNKNOWN_TOOL = "tool"
-
-
-def content_text(content: Any) -> str:
-    """The text of a message content value (str, list of parts or None); images as a marker."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    texts: list[str] = []
-    for part in content:
-        if isinstance(part, dict) and part.get("type") in ("image", "image_url"):
-            texts.append("[image]")
-        elif isinstance(part, dict):
-            texts.append(str(part.get("text", "")))
-        else:
-            texts.append(str(part))
-    return "\n".join(texts)
 
 
 def tool_names_by_call_id(messages: Sequence[Message]) -> dict[str, str]:
@@ -67,7 +49,7 @@ def pruned_placeholder(tool: str, call_id: str, text: str) -> str:
 
 def replace_content(message: Message, content: str) -> Message:
     """A copy of ``message`` with new content and no bookkeeping keys (it becomes a new row)."""
-    copy = {key: value for key, value in message.items() if not key.startswith("_")}
+    copy = without_bookkeeping(message)
     copy["content"] = content
     return copy
 

@@ -7,14 +7,85 @@ travels between the provider, the loop, the context engines and the gateway is h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 Message = dict[str, Any]
 """A chat-completions message: role, content (str | list[part] | None), tool_calls, tool_call_id.
 
-A message loaded from the store also carries ``"_id"`` (its row id); keys starting with ``_``
-are bookkeeping and never reach a provider.
+Beside those wire keys a message may carry the bookkeeping of :class:`MessageBookkeeping`, keys
+starting with ``_`` that never reach a provider (:func:`without_bookkeeping`).
 """
+
+BOOKKEEPING_PREFIX = "_"
+"""Every bookkeeping key starts with it; providers drop any key that does."""
+
+
+class MessageBookkeeping(TypedDict, total=False):
+    """What the agent and the store keep on a :data:`Message` beside its wire keys.
+
+    Every key here starts with :data:`BOOKKEEPING_PREFIX`; a provider's wire body never carries
+    one (each provider converts through :func:`without_bookkeeping`). Only ``_sent_at`` and the
+    row id are columns of the stored message; the others are rebuilt when it is loaded.
+    """
+
+    _id: int
+    """The message's row id in the store. Absent on a message not stored yet: a new one of the
+    turn, a compaction's summary or a rewritten copy (a pruned tool output, a repair stub)."""
+    _tokens: int
+    """Its token count, counted once (:func:`agent.tokens.cache_message_tokens`) and stored."""
+    _kind: str
+    """The stored row's kind when it is not an ordinary message: ``"summary"`` (a
+    compaction's summary), ``"derived"`` (a rewritten copy) or ``"notice"``."""
+    _sent_at: float
+    """The platform's time of a user message (epoch seconds): session clocks decide by it."""
+    _platform_message_id: str
+    """The platform id of the inbound message a user message was stored from, so a turn a
+    crash interrupted is resumed instead of stored twice."""
+    _answers: object
+    """The inbound messages (a gateway ``InboundLink``) a new user message answers; the
+    gateway's recorder reads it when storing the message, the agent never does."""
+
+
+BOOKKEEPING_KEYS: frozenset[str] = frozenset(MessageBookkeeping.__annotations__)
+"""The keys of :class:`MessageBookkeeping`."""
+
+
+def without_bookkeeping(message: Message) -> Message:
+    """A copy of the message with only its wire keys (no ``_``-prefixed key)."""
+    return {k: v for k, v in message.items() if not k.startswith(BOOKKEEPING_PREFIX)}
+
+
+IMAGE_MARKER = "[image]"
+"""An image part when a message is read as text."""
+
+
+def content_text(
+    content: Any, *, separator: str = "\n", image_marker: str | None = IMAGE_MARKER
+) -> str:
+    """The text of a message content value (str, list of parts or None).
+
+    Parts are joined with ``separator``; an image part reads as ``image_marker`` (left out when
+    None).
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") in ("image", "image_url"):
+            if image_marker is not None:
+                texts.append(image_marker)
+        elif isinstance(part, dict):
+            texts.append(str(part.get("text", "")))
+        else:
+            texts.append(str(part))
+    return separator.join(texts)
+
+
+def reply_text(message: Message) -> str:
+    """A model's answer as the user reads it: its text parts joined, nothing else."""
+    return content_text(message.get("content"), separator="", image_marker=None)
 
 
 @dataclass(frozen=True, slots=True)

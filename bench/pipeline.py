@@ -24,7 +24,7 @@ from agent.prompt_caching import MarkedHistory, caching_policy
 from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
 from agent.providers.base import Provider, ProviderName
 from agent.providers.wire_body import WireBody
-from agent.tokens import message_tokens
+from agent.tokens import cache_message_tokens
 from agent.tools import build_registry
 from agent.types import Message, ModelResponse
 from gateway.hygiene import needs_hygiene
@@ -50,7 +50,7 @@ def _history(size: int) -> list[dict]:
             messages.append({"role": role, "content": f"message {i} " + "words " * 30})
     for i, message in enumerate(messages):
         message["_id"] = i + 1
-        message_tokens(message)  # counted once, as the store does
+        cache_message_tokens(message)  # counted once, as the store does
     return messages[:size]
 
 
@@ -104,7 +104,7 @@ def bench_size(size: int, rounds: int) -> dict[str, tuple[float, float]]:
     """p50/p95 (ms) of each measured path at ``size`` messages, plus the full/kept ratio."""
     context = _history(size)
     engine = ContextCompressor(context_length=CONTEXT_LENGTH, call_llm=_noop)
-    engine.prompt_size.restore(sum(message_tokens(m) for m in context))
+    engine.prompt_size.restore(sum(cache_message_tokens(m) for m in context))
     policy = caching_policy("anthropic", "claude-sonnet-4-5", None, "5m")
     loop = AgentLoop(
         _NoProvider(),
@@ -122,7 +122,7 @@ def bench_size(size: int, rounds: int) -> dict[str, tuple[float, float]]:
         arrived += 1
         role = "user" if context[-1]["role"] != "user" else "assistant"
         message: Message = {"role": role, "content": f"new message {arrived} " + "words " * 30}
-        message_tokens(message)
+        cache_message_tokens(message)
         context.append(message)
 
     def checks() -> None:

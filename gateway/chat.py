@@ -20,7 +20,7 @@ from gateway.app import App
 from gateway.commands import CommandRegistry, default_registry, parse_call, run_local
 from gateway.commands.builtin import STOPPED_TEXT
 from gateway.config import hermes_home
-from gateway.session import SessionAddress, TurnReply
+from gateway.session_runtime import SessionAddress, TurnReply
 
 PROMPT = "you> "
 REPLY_PREFIX = "hermes> "

@@ -106,14 +106,26 @@ class ContextSettings(BaseModel):
         return dict(section)
 
 
-class TelegramSettings(_Section):
+class PlatformSection(_Section):
+    """What every platform's settings (``platforms.<name>``) have: whether it runs, the
+    environment variable of its token, who may talk to the bot and who administers it."""
+
     enabled: bool = False
-    token_env: str = "TELEGRAM_BOT_TOKEN"
-    base_url: str | None = None
-    base_file_url: str | None = None
+    token_env: str
     allowed_users: list[int | str] = Field(default_factory=list)
     allow_all: bool = False
     admin_users: list[int | str] = Field(default_factory=list)
+    typing_delay: Annotated[float, Field(ge=0)] = 0.5
+
+    def secret_env_names(self) -> list[str]:
+        """The environment variables this platform takes secrets from (masked in logs)."""
+        return [self.token_env]
+
+
+class TelegramSettings(PlatformSection):
+    token_env: str = "TELEGRAM_BOT_TOKEN"
+    base_url: str | None = None
+    base_file_url: str | None = None
     per_user_sessions_in_groups: bool = False
     poll_timeout: Annotated[int, Field(ge=1, le=50)] = 30
     watchdog_seconds: Annotated[float, Field(gt=0)] = 120.0
@@ -125,7 +137,10 @@ class TelegramSettings(_Section):
     webhook_port: Annotated[int, Field(ge=0, le=65535)] = 8443
     webhook_path: str = "/telegram"
     webhook_secret_env: str = "TELEGRAM_WEBHOOK_SECRET"
-    typing_delay: Annotated[float, Field(ge=0)] = 0.5
+
+    def secret_env_names(self) -> list[str]:
+        """The bot token's variable and the webhook secret's."""
+        return [self.token_env, self.webhook_secret_env]
 
     @field_validator("webhook_url")
     @classmethod
@@ -146,20 +161,18 @@ class TelegramSettings(_Section):
         return value
 
 
-class DiscordSettings(_Section):
-    enabled: bool = False
+class DiscordSettings(PlatformSection):
     token_env: str = "DISCORD_BOT_TOKEN"
     api_base_url: str | None = None
     gateway_url: str | None = None
-    allowed_users: list[int | str] = Field(default_factory=list)
-    allow_all: bool = False
-    admin_users: list[int | str] = Field(default_factory=list)
     require_mention: bool = True
     catch_up_messages: Annotated[int, Field(ge=0, le=1000)] = 50
-    typing_delay: Annotated[float, Field(ge=0)] = 0.5
 
 
 class PlatformSettings(_Section):
+    """One section per platform, each a :class:`PlatformSection` named as its platform is in
+    :mod:`gateway.platforms.registry`."""
+
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
 

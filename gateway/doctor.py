@@ -10,7 +10,8 @@ from agent.prompt_caching import caching_policy, caching_status_line
 from agent.tokens import count_text_tokens
 from gateway.app import database_url
 from gateway.config import Config, mask_url
-from gateway.doctor_probes import FAIL, OK, WARN, probe_discord, probe_models, probe_telegram
+from gateway.doctor_probes import FAIL, OK, WARN, probe_models
+from gateway.platforms.registry import PLATFORMS
 
 
 def _secret_check(env_name: str, what: str) -> tuple[str, str]:
@@ -50,16 +51,14 @@ async def run_doctor(config: Config) -> int:
     checks: list[tuple[str, str]] = [(OK, f"configuration valid ({config.source})")]
     checks.append(_secret_check(config.model.api_key_env, "model API key"))
     checks.extend(await probe_models(config))
-    telegram, discord = config.platforms.telegram, config.platforms.discord
-    for name, platform in (("telegram", telegram), ("discord", discord)):
+    for name, platform in PLATFORMS.sections(config).items():
         if platform.enabled:
             checks.append(_secret_check(platform.token_env, f"{name} bot token"))
             if not platform.allowed_users and not platform.allow_all:
                 checks.append((WARN, f"{name}: allowed_users is empty, so everyone is refused"))
-    if telegram.enabled and (token := os.environ.get(telegram.token_env, "").strip()):
-        checks.append(await probe_telegram(telegram, token))
-    if discord.enabled and (token := os.environ.get(discord.token_env, "").strip()):
-        checks.append(await probe_discord(discord, token))
+    for spec in PLATFORMS.enabled(config):
+        if (check := await spec.check_token(config)) is not None:
+            checks.append(check)
     model = lookup_model(config.model.name, context_length_override=config.model.context_length)
     known = "" if model.known else " (unknown model: 128K assumed, no prices)"
     checks.append(

@@ -32,18 +32,18 @@ async def probe_models(config: Config) -> list[Check]:
     except MissingSecretError:
         return []  # the secret check has said so already
     checks = [await _probe_model(main, config.model.name, "model")]
+    await main.aclose()
     try:
-        summary = summary_provider(config, main)
+        summary = summary_provider(config)
     except MissingSecretError as exc:
         return [*checks, (FAIL, f"summary model: {exc}")]
+    aux = config.auxiliary.compression
+    name = summary_model_choice(config).name
     try:
-        name = summary_model_choice(config).name
-        if summary is not main or name != config.model.name:
+        if name != config.model.name or aux.provider != "auto" or aux.base_url is not None:
             checks.append(await _probe_model(summary, name, "summary model"))
     finally:
-        if summary is not main:
-            await summary.aclose()
-        await main.aclose()
+        await summary.aclose()
     return checks
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.model_table import ModelInfo, cost_usd, lookup_model, writes_by_tier
-from agent.tokens import message_tokens
+from agent.tokens import cache_message_tokens
 from agent.types import CompactionResult, Message, Usage
 from gateway.store.repository import Repository
 
@@ -39,7 +39,7 @@ class StoreRecorder:
         self._visit_start = cold
 
     async def record_messages(self, messages: list[Message]) -> None:
-        counts = [message_tokens(m) for m in messages]
+        counts = [cache_message_tokens(m) for m in messages]
         # A user message remembers the platform message it came from, so a turn interrupted by
         # a crash is resumed after a restart instead of storing the message twice.
         platform_ids = {m.get("_platform_message_id") for m in messages}
@@ -78,7 +78,9 @@ class StoreRecorder:
 
     async def record_compaction(self, result: CompactionResult) -> None:
         new_counts = {
-            index: message_tokens(m) for index, m in enumerate(result.messages) if "_id" not in m
+            index: cache_message_tokens(m)
+            for index, m in enumerate(result.messages)
+            if "_id" not in m
         }
         record = await self.repo.apply_compaction(self.session_id, result, new_counts)
         fresh = [m for m in result.messages if "_id" not in m]

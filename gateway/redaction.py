@@ -51,13 +51,11 @@ _PTB_QUIETED_TEMPLATES = {
 
 def configured_secret_env_names(config: Config) -> set[str]:
     """The environment variables the configuration takes secrets from."""
-    platforms = config.platforms
-    names = {
-        config.model.api_key_env,
-        platforms.telegram.token_env,
-        platforms.telegram.webhook_secret_env,
-        platforms.discord.token_env,
-    }
+    from gateway.platforms.registry import PLATFORMS  # the platform package imports the store
+
+    names = {config.model.api_key_env}
+    for section in PLATFORMS.sections(config).values():
+        names.update(section.secret_env_names())
     auxiliary = config.auxiliary.compression.api_key_env
     if auxiliary:
         names.add(auxiliary)

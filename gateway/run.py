@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import itertools
 import logging
 import os
@@ -31,9 +32,10 @@ from gateway.delivery import Deliverer, RetryPolicy
 from gateway.event_loop import first_of, running_loop_name, stop_signals
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter, PlatformAuthError
+from gateway.platforms.registry import PLATFORMS
 from gateway.reports import health_text
 from gateway.resume import resume_steps
-from gateway.session import SessionAddress, TurnSource
+from gateway.session_runtime import SessionAddress, TurnSource
 from gateway.store.records import InboundLink
 from gateway.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 
@@ -57,26 +59,6 @@ EXIT_ALREADY_RUNNING = 4
 """Every adapter stopped for good (e.g. its token was revoked): nothing left to serve."""
 
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
-
-
-def build_adapters(config: Config) -> list[PlatformAdapter]:
-    """The adapters of every enabled platform (reads their tokens from the environment)."""
-    from gateway.config import require_secret
-
-    adapters: list[PlatformAdapter] = []
-    telegram = config.platforms.telegram
-    if telegram.enabled:
-        from gateway.platforms.telegram import TelegramAdapter
-
-        token = require_secret(telegram.token_env, "the Telegram bot token")
-        adapters.append(TelegramAdapter(telegram, token))
-    discord_settings = config.platforms.discord
-    if discord_settings.enabled:
-        from gateway.platforms.discord import DiscordAdapter
-
-        token = require_secret(discord_settings.token_env, "the Discord bot token")
-        adapters.append(DiscordAdapter(discord_settings, token))
-    return adapters
 
 
 def merge_texts(batch: list[InboundMessage]) -> str:
@@ -120,20 +102,13 @@ class Gateway:
     ) -> None:
         self.app = app
         self.commands = commands or default_registry()
-        self.adapters = {a.name: a for a in (adapters or build_adapters(app.config))}
-        platforms = app.config.platforms
+        self.adapters = {a.name: a for a in (adapters or PLATFORMS.build_adapters(app.config))}
+        sections = PLATFORMS.sections(app.config)
         self.allowlists = {
-            "telegram": Allowlist(
-                platforms.telegram.allowed_users, allow_all=platforms.telegram.allow_all
-            ),
-            "discord": Allowlist(
-                platforms.discord.allowed_users, allow_all=platforms.discord.allow_all
-            ),
+            name: Allowlist(section.allowed_users, allow_all=section.allow_all)
+            for name, section in sections.items()
         }
-        self.admins = {
-            "telegram": UserMatcher(platforms.telegram.admin_users),
-            "discord": UserMatcher(platforms.discord.admin_users),
-        }
+        self.admins = {name: UserMatcher(section.admin_users) for name, section in sections.items()}
         self.workers: SessionWorkers[InboundMessage] = SessionWorkers(
             self._handle_batch,
             mergeable=lambda m: m.command is None,
@@ -148,7 +123,6 @@ class Gateway:
         """Per handled turn: time in the gateway and agent minus time waiting on the model."""
         self._stopping_keys: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
-        self.started: list[str] = []
         self._resumed = asyncio.Event()
         """Set once what the last run left pending is dispatched; live messages wait for it."""
         self._resumed_ids: set[tuple[str, str]] = set()
@@ -158,12 +132,7 @@ class Gateway:
             adapter.quarantine = self.app.repo.add_dead_letter
             adapter.on_fatal = self._adapter_failed
             adapter.commands = self.commands
-        if "discord" in self.adapters:
-            from gateway.platforms.discord import DiscordAdapter
-
-            discord_adapter = self.adapters["discord"]
-            if isinstance(discord_adapter, DiscordAdapter):
-                discord_adapter.catch_up_from = self._discord_catch_up_start
+            adapter.catch_up_from = functools.partial(self._catch_up_start, adapter.name)
 
     async def start(self) -> None:
         """Connect every adapter, log who we are, then handle what was left pending.
@@ -178,7 +147,6 @@ class Gateway:
                 await adapter.stop()
                 adapter.fail(str(exc))
                 continue
-            self.started.append(adapter.name)
             log.info("%s: connected as %s", adapter.name, identity)
         log.info("%s", self.app.services.caching_line)
         log.info("%s", self.app.services.summary_line)
@@ -197,14 +165,14 @@ class Gateway:
             log.error("no platform adapter is left running; stopping")
             self.no_adapter_left.set()
 
-    async def _discord_catch_up_start(self) -> dict[str, str]:
-        """Where Discord's catch-up starts: the newest message recorded per channel.
+    async def _catch_up_start(self, platform: str) -> dict[str, str]:
+        """Where an adapter's catch-up starts: the newest message recorded per chat.
 
         Answered once what the last run left pending is dispatched, so nothing catch-up hands
         over is dispatched twice; the adapter holds live messages until then.
         """
         await self._resumed.wait()
-        return await self.app.repo.newest_inbound_per_chat("discord")
+        return await self.app.repo.newest_inbound_per_chat(platform)
 
     async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Stop receiving, let running turns finish within the grace period, disconnect."""
@@ -413,9 +381,9 @@ async def run_gateway(config: Config) -> int:
         log.error("%s; not starting a second one", exc)
         return EXIT_ALREADY_RUNNING
     log.info("event loop: %s (pid %d)", running_loop_name(), os.getpid())
-    platforms = config.platforms
-    if not (platforms.telegram.enabled or platforms.discord.enabled):
-        log.error("no platform is enabled: set platforms.telegram.enabled or discord.enabled")
+    if not PLATFORMS.enabled(config):
+        names = " or ".join(f"platforms.{name}.enabled" for name in PLATFORMS.names())
+        log.error("no platform is enabled: set %s", names)
         return EXIT_NOTHING_ENABLED
     async with open_app(config) as app:
         app.services.provider.warm_up()  # the SDK import overlaps connecting the platforms

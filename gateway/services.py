@@ -19,6 +19,7 @@ from agent.providers.base import Provider
 from agent.session_clock import ElapsedTime
 from agent.session_policy import PolicySettings
 from agent.summary_model import SummaryModelChoice, choose_summary_model
+from agent.summary_requests import SUMMARY_SDK_RETRIES
 from agent.types import Usage
 from gateway.config import Config, hermes_home, require_secret
 from gateway.store.archive import StoreArchive
@@ -105,21 +106,21 @@ def main_provider(config: Config) -> Provider:
     )
 
 
-def summary_provider(config: Config, main: Provider) -> Provider:
-    """The provider summaries go to: ``main`` unless ``auxiliary.compression`` names another
-    provider or endpoint. Raises ``MissingSecretError`` for a missing key."""
+def summary_provider(config: Config) -> Provider:
+    """The provider summaries go to, with a client of its own even on the main endpoint: the
+    SDK must not retry summary calls (the compressor's retries are their one layer). Raises
+    ``MissingSecretError`` for a missing key."""
     aux = config.auxiliary.compression
-    if aux.provider == "auto" and aux.base_url is None:
-        return main
     kind = config.model.provider if aux.provider == "auto" else aux.provider
-    key_env = aux.api_key_env or config.model.api_key_env
+    same_endpoint = aux.provider == "auto" and aux.base_url is None
+    key_env = aux.api_key_env if aux.api_key_env and not same_endpoint else config.model.api_key_env
     return build_provider(
         kind,
         model=summary_model_choice(config).name,
         api_key=require_secret(key_env, f"the API key for auxiliary.compression ({kind})"),
         base_url=aux.base_url or config.model.base_url,
         timeout=aux.timeout,
-        max_retries=1,
+        max_retries=SUMMARY_SDK_RETRIES,
     )
 
 
@@ -141,7 +142,7 @@ def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryCli
 
     aux = config.auxiliary.compression
     model_name = summary_model_choice(config).name
-    provider = summary_provider(config, main)
+    provider = summary_provider(config)
     context_length = aux.context_length or lookup_model(model_name).context_length
     route = AuxiliaryRoute(provider, model_name, timeout=aux.timeout, context_length=context_length)
     return AuxiliaryClient(

@@ -6,7 +6,7 @@ import logging
 from collections import OrderedDict
 
 from gateway.services import AgentServices
-from gateway.session import SessionAddress, SessionRuntime, TurnReply, TurnSource
+from gateway.session_runtime import SessionAddress, SessionRuntime, TurnReply, TurnSource
 
 log = logging.getLogger(__name__)
 

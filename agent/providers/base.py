@@ -20,6 +20,13 @@ ProviderName = Literal["anthropic", "openrouter", "openai_compat"]
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 DEFAULT_MAX_RETRIES = 2
+"""The SDK's retries of a main model call (``model.max_retries``), its only retry layer for
+failures before the answer streams: ``1 + max_retries`` attempts (3), each bounded by
+``model.timeout`` (120 s), the SDK waiting about 0.5 s then 1 s between them (exponential with
+jitter, 8 s at most) or the server's ``retry-after`` (capped at :data:`MAX_RETRY_WAIT_SECONDS`
+for Anthropic): at most about 3 x 120 + 2 x 60 = 480 s, then the user gets an apology. A stream
+that broke off once it began, or an empty answer, is not the SDK's to retry: the agent loop
+asks once more (``agent.loop.EMPTY_ANSWER_RETRIES``), a call with the same budget."""
 MAX_RETRY_WAIT_SECONDS = 60.0
 """Longest server-requested ``retry-after`` wait honoured inside one call; longer waits are
 cut to this so a worker is never parked for hours by one response header."""
@@ -98,11 +105,6 @@ class ProviderSession:
 
     def reset(self) -> None:
         """Forget work kept from earlier calls (the history was replaced or edited)."""
-
-
-def without_bookkeeping(message: Message) -> Message:
-    """The message minus its ``_``-prefixed keys (store ids, cached token counts)."""
-    return {key: value for key, value in message.items() if not key.startswith("_")}
 
 
 def is_retryable_status(status: int) -> bool:

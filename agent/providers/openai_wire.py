@@ -12,10 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent.providers.base import without_bookkeeping
 from agent.providers.history_changes import first_changed, spot_check_positions
 from agent.providers.wire_body import EncodedRun, WireBody, dumps_json, object_head
-from agent.types import Message
+from agent.types import Message, without_bookkeeping
 
 
 def _wire_tool_call(call: dict[str, Any]) -> dict[str, Any]:

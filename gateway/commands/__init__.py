@@ -19,7 +19,7 @@ from gateway.commands.registry import (
 )
 
 if TYPE_CHECKING:
-    from gateway.session import SessionAddress
+    from gateway.session_runtime import SessionAddress
     from gateway.sessions import SessionManager
 
 __all__ = [

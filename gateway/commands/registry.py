@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from gateway.session import SessionAddress
+    from gateway.session_runtime import SessionAddress
     from gateway.sessions import SessionManager
 
 _CALL = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@(\S*))?(?:\s+(.*))?", re.DOTALL)

@@ -25,6 +25,8 @@ InboundCallback = Callable[[InboundMessage], Awaitable[None]]
 """The runner's entry point; it returns once the message is durably recorded."""
 FatalCallback = Callable[[str, str], None]
 """Told (platform, reason) when an adapter stopped for good, e.g. its token was revoked."""
+CatchUpSource = Callable[[], Awaitable[dict[str, str]]]
+"""Returns the newest recorded message id per chat id (platform ids as strings)."""
 
 
 class PlatformAuthError(Exception):
@@ -79,6 +81,10 @@ class PlatformAdapter(abc.ABC):
     """Why the adapter stopped for good (None while it works)."""
     commands: CommandRegistry = default_registry()
     """Set by the runner: the commands it answers, for the platform's menu and addressing."""
+    catch_up_from: CatchUpSource | None = None
+    """Set by the runner before :meth:`start`: where the messages recorded before this run
+    end, per chat. An adapter whose platform does not redeliver what was sent while the bot
+    was offline reads the history after them; the others ignore it."""
 
     @abc.abstractmethod
     async def start(self, on_message: InboundCallback) -> str:

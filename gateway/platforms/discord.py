@@ -11,6 +11,12 @@ adapter catches up: for every channel the runner has recorded messages from, it 
 history after the newest one and hands over, oldest first, the newest
 ``platforms.discord.catch_up_messages`` meant for the bot. Live messages in a channel wait
 until its catch-up is done, so a conversation is answered in the order it was written.
+
+Retries of a send: discord.py retries inside each request (5 attempts at most: a 429 after
+the wait Discord asks for, a 500/502/504 after 1, 3, 5 and 7 s; this cannot be turned off);
+what it gives up on, and a broken connection, is retried by the delivery
+(:mod:`gateway.delivery`), backoff doubling from 1 s to 30 s for at most
+``gateway.delivery_retry_seconds`` (600 s) from the first failure.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ import contextlib
 import logging
 import re
 import warnings
-from collections.abc import Awaitable, Callable
 
 import aiohttp
 import yarl
@@ -28,6 +33,7 @@ import yarl
 from gateway.config import DiscordSettings
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import (
+    CatchUpSource,
     DeliveryTarget,
     InboundCallback,
     PlatformAdapter,
@@ -64,9 +70,6 @@ FIND_SENT_LIMIT = 50
 """Messages read after the last known one when looking for a part a crash left in doubt."""
 SERVER_ERROR = 500
 TOO_MANY_REQUESTS = 429
-
-CatchUpSource = Callable[[], Awaitable[dict[str, str]]]
-"""Returns the newest recorded message id per channel id (snowflakes as strings)."""
 
 
 class DiscordStartError(RuntimeError):
@@ -112,8 +115,6 @@ class DiscordAdapter(PlatformAdapter):
         self._accepting = False
         self.typing_delay = settings.typing_delay
         """Seconds before the first typing indicator; a faster answer needs none."""
-        self.catch_up_from: CatchUpSource | None = None
-        """Set by the runner before :meth:`start` to catch up on messages sent while offline."""
         self._catch_up: asyncio.Task[None] | None = None
         # Live messages wait here while a catch-up may still hand over older ones: in every
         # channel until the channels to catch up are known, then in those until each is done.
@@ -154,7 +155,8 @@ class DiscordAdapter(PlatformAdapter):
                 self._run_catch_up(catch_up_from), name="discord-catch-up"
             )
         user = self.client.user
-        assert user is not None
+        if user is None:  # discord.py sets it from READY, which has arrived
+            raise DiscordStartError("discord: READY arrived without the bot's own user")
         return f"{user.name}#{user.discriminator}"
 
     async def _fail(self, error: BaseException | None) -> None:

@@ -69,7 +69,12 @@ WEBHOOK_MODE = "webhook"
 TYPING_INTERVAL_SECONDS = 4.0
 """Telegram shows "typing" for about 5 s; repeat a little sooner."""
 RATE_LIMIT_RETRIES = 3
-"""How often AIORateLimiter retries a request Telegram answered 429 (never delivered)."""
+"""How often AIORateLimiter retries a request Telegram answered 429 (never delivered), after
+the ``retry_after`` it was given. A send is retried in two places, each for what the other
+leaves: this in-request retry of 429 only (1 + 3 attempts, the waits Telegram asks for), and
+the delivery's retry (:mod:`gateway.delivery`) of a 429 past it, a 5xx or a network error,
+with backoff doubling from 1 s to 30 s for at most ``gateway.delivery_retry_seconds``
+(600 s) from the first failure."""
 _FINAL_SEND_ERRORS = (Forbidden, BadRequest, ChatMigrated, InvalidToken)
 """A send refused for one of these will be refused again: the reply fails, it is not retried."""
 _FORMATTING_ERRORS = ("can't parse entities", "message is too long")

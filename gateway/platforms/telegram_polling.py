@@ -11,6 +11,13 @@ not logged again until polling recovers) and followed by a growing pause. A reje
 checked with getMe; when Telegram confirms it a few times in a row, polling stops for good
 with a :class:`~gateway.platforms.base.PlatformAuthError`. The supervisor restarts a poll that went
 silent (the watchdog) and one that ended in any other way.
+
+Retries of getUpdates: a 429 is waited out inside the request by the bot's rate limiter
+(``RATE_LIMIT_RETRIES`` times, then here for its ``retry_after``); any other failure is
+retried by this loop alone, without end, after a pause doubling from
+:data:`FIRST_RETRY_SECONDS` (0.5 s) to :data:`MAX_RETRY_SECONDS` (10 s). Each long poll lasts
+``poll_timeout`` (30 s) plus a 5 s read margin; the watchdog restarts one silent past
+``watchdog_seconds`` (120 s).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent.types import Message
+from agent.types import Message, MessageBookkeeping
 
 MESSAGE_KIND = "message"
 """A message as said by the user, the model or a tool."""
@@ -96,15 +96,20 @@ class MessageRecord:
             message["tool_call_id"] = self.tool_call_id
         if self.extra:
             message.update(self.extra)
-        message["_id"] = self.id
-        message["_tokens"] = self.token_count
-        if self.kind != MESSAGE_KIND:
-            message["_kind"] = self.kind
-        if self.platform_message_id is not None:
-            message["_platform_message_id"] = self.platform_message_id
-        if self.sent_at is not None:
-            message["_sent_at"] = self.sent_at
+        message.update(self.bookkeeping())
         return message
+
+    def bookkeeping(self) -> MessageBookkeeping:
+        """What the stored row adds to its message dict: row id, token count, and the kind,
+        platform id and platform time when it has them."""
+        bookkeeping: MessageBookkeeping = {"_id": self.id, "_tokens": self.token_count}
+        if self.kind != MESSAGE_KIND:
+            bookkeeping["_kind"] = self.kind
+        if self.platform_message_id is not None:
+            bookkeeping["_platform_message_id"] = self.platform_message_id
+        if self.sent_at is not None:
+            bookkeeping["_sent_at"] = self.sent_at
+        return bookkeeping
 
 
 @dataclass(frozen=True, slots=True)

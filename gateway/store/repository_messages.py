@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, func, insert, select, true, update
 
-from agent.types import Message
+from agent.types import BOOKKEEPING_PREFIX, Message
 from gateway.store.records import MESSAGE_KIND, MESSAGE_KINDS, InboundLink, MessageRecord
 from gateway.store.repository_base import NotFoundError, RepositoryBase, rowcount, touch_session
 from gateway.store.repository_replies import tie_inbound
@@ -186,7 +186,7 @@ def message_row_values(
     extra = {
         name: value
         for name, value in message.items()
-        if name not in MESSAGE_COLUMN_KEYS and not name.startswith("_")
+        if name not in MESSAGE_COLUMN_KEYS and not name.startswith(BOOKKEEPING_PREFIX)
     }
     return {
         "session_id": session_id,

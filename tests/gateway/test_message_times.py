@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agent.context_compressor import ContextCompressor
-from gateway.session import SessionAddress
+from gateway.session_runtime import SessionAddress
 from sandbox.clock import ManualClock
 from sandbox.discord_api import DiscordEmulator
 from sandbox.telegram_api import TelegramEmulator

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from gateway.run import STOPPED_TEXT, Gateway
-from gateway.session import SessionAddress
+from gateway.session_runtime import SessionAddress
 from gateway.text_split import TELEGRAM_MESSAGE_LIMIT, utf16_len
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator

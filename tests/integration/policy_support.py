@@ -12,7 +12,7 @@ from typing import Any
 from agent.session_clock import ElapsedTime
 from gateway.app import App, open_app
 from gateway.config import parse_config
-from gateway.session import SessionAddress, SessionRuntime
+from gateway.session_runtime import SessionAddress, SessionRuntime
 from gateway.store.records import CompactionRecord
 from sandbox.anthropic_api import AnthropicEmulator
 

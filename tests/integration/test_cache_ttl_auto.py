@@ -20,7 +20,7 @@ from agent.model_table import (
 from gateway.app import App, open_app
 from gateway.commands import Command, run_local
 from gateway.config import parse_config
-from gateway.session import SessionAddress
+from gateway.session_runtime import SessionAddress
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.anthropic_records import RequestRecord
 

@@ -49,9 +49,8 @@ async def _chat_in_small_window(tmp_path, script, *, fault=None, **sections):
     try:
         if fault is not None:
             emulator.inject_fault(fault, count=3, contains=SUMMARY_PHRASE, delay=3.0)
-        config = write_config(
-            tmp_path, emulator.base_url, model={"context_length": CONTEXT}, **sections
-        )
+        model = {"context_length": CONTEXT, **sections.pop("model", {})}
+        config = write_config(tmp_path, emulator.base_url, model=model, **sections)
         result = await run_cli(
             "chat", "--config", str(config), stdin="\n".join(script) + "\n", limit=400
         )
@@ -117,6 +116,25 @@ async def test_summary_outage_falls_back_tells_the_user_and_recovers(tmp_path, f
         f"a later compaction succeeds once the model recovers: {outcomes}"
     )
     assert emulator.stats.rejected_400 == 0
+
+
+async def test_a_summary_request_is_retried_by_one_layer_only(tmp_path):
+    """The SDK never retries a summary call: with ``model.max_retries: 2`` and one compressor
+    retry, a summary refused twice is two HTTP attempts and a fallback (not six attempts)."""
+    result, emulator = await _chat_in_small_window(
+        tmp_path,
+        _turns(90),
+        fault="529",
+        model={"max_retries": 2},
+        context={"compressor": {"retry_delays": [0.01], "cooldown_seconds": 0}},
+    )
+    assert result.code == 0, result.stderr
+    _, compactions = await _stored(tmp_path)
+    assert compactions[0].outcome == "fallback"
+    summary_calls = [
+        r for r in emulator.requests if SUMMARY_PHRASE in (r.last_user_text or "").lower()
+    ]
+    assert [r.status for r in summary_calls] == [529, 529], "one compaction: two attempts"
 
 
 async def test_summary_model_with_a_small_window_summarises_in_chunks(tmp_path):

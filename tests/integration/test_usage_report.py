@@ -15,7 +15,7 @@ from bench.overnight_costs import breakdown
 from gateway.app import open_app
 from gateway.commands import Command, run_local
 from gateway.config import parse_config
-from gateway.session import SessionAddress
+from gateway.session_runtime import SessionAddress
 from gateway.store.records import UsageTotals
 from gateway.usage_report import BUCKET_LABELS, policy_savings, spend
 from sandbox.anthropic_api import AnthropicEmulator

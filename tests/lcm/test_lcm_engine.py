@@ -7,7 +7,7 @@ import pytest
 
 from agent.context_engine import EngineContext
 from agent.engine_loader import load_context_engine
-from agent.tokens import count_text_tokens, message_tokens
+from agent.tokens import cache_message_tokens, count_text_tokens
 from agent.types import ProviderError
 from gateway.store.archive import StoreArchive
 from gateway.store.db import open_store
@@ -62,7 +62,9 @@ async def new_session(repo, key="cli:test", turns=60, word="alpha"):
 
 
 async def append(repo, session_id, messages):
-    ids = await repo.append_messages(session_id, messages, [message_tokens(m) for m in messages])
+    ids = await repo.append_messages(
+        session_id, messages, [cache_message_tokens(m) for m in messages]
+    )
     for message, row_id in zip(messages, ids, strict=True):
         message["_id"] = row_id
 
@@ -70,7 +72,9 @@ async def append(repo, session_id, messages):
 async def compact(engine, repo, session_id, context):
     result = await engine.compact(context, trigger="agent")
     if result.outcome != "skipped":
-        new_counts = {i: message_tokens(m) for i, m in enumerate(result.messages) if "_id" not in m}
+        new_counts = {
+            i: cache_message_tokens(m) for i, m in enumerate(result.messages) if "_id" not in m
+        }
         record = await repo.apply_compaction(session_id, result, new_counts)
         fresh = [m for m in result.messages if "_id" not in m]
         for message, row_id in zip(fresh, record.new_message_ids, strict=True):

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from agent.compaction_boundaries import SUMMARY_PREFIX
 from agent.context_compressor import ContextCompressor
 from agent.providers.anthropic_convert import to_anthropic_request
-from agent.tokens import messages_tokens
+from agent.tokens import cache_messages_tokens
 from agent.tool_output_pruning import DUPLICATE_OUTPUT_TEMPLATE, PRUNED_OUTPUT_PREFIX
 from agent.types import Message, PromptTooLongError, ProviderError
 from sandbox.anthropic_validation import validate_request
@@ -175,7 +175,7 @@ def test_compaction_properties(
         sleep=no_sleep,
     )
     original = copy.deepcopy(session)
-    tokens_before = messages_tokens(session)
+    tokens_before = cache_messages_tokens(session)
     result = asyncio.run(engine.compact(session, "agent"))
     after = result.messages
     assert result is not None
@@ -197,7 +197,7 @@ def test_compaction_properties(
     assert any(m is session[last_user] for m in after)
 
     # (c) never bigger; smaller whenever anything was done; unchanged when skipped.
-    tokens_after = messages_tokens(after)
+    tokens_after = cache_messages_tokens(after)
     assert tokens_after <= tokens_before
     if result.outcome == "skipped":
         assert all(a is b for a, b in zip(after, session, strict=True))
@@ -247,12 +247,12 @@ def test_a_session_with_room_to_compact_is_brought_under_the_threshold(
         call_llm=ScriptedSummaryModel(mode),
         sleep=no_sleep,
     )
-    tokens_before = messages_tokens(session)
+    tokens_before = cache_messages_tokens(session)
     result = asyncio.run(engine.compact(session, "agent"))
     after = result.messages
     assert result is not None
     event(f"above threshold: {tokens_before > engine.threshold_tokens}")
     if tokens_before > engine.threshold_tokens:
         assert result.outcome != "skipped"
-        assert messages_tokens(after) < engine.threshold_tokens
-        assert not engine.should_compress(messages_tokens(after))
+        assert cache_messages_tokens(after) < engine.threshold_tokens
+        assert not engine.should_compress(cache_messages_tokens(after))

@@ -19,7 +19,7 @@ from agent.compaction_boundaries import (
 from agent.context_compressor import ContextCompressor, create_compressor
 from agent.context_engine import EngineContext
 from agent.summary_prompt import SUMMARY_HEADINGS
-from agent.tokens import count_text_tokens, messages_tokens
+from agent.tokens import cache_messages_tokens, count_text_tokens
 from agent.types import Message, PromptTooLongError, ProviderError, ProviderTimeoutError, Usage
 
 SYSTEM_TEXT = "You are a careful coding assistant."
@@ -194,7 +194,7 @@ async def test_the_middle_is_replaced_by_one_structured_summary() -> None:
     assert all(out[i] is messages[i] for i in (1, 2))  # the first exchange, verbatim
     assert out[3]["content"].startswith("[Old tool output cleared")  # its output is not
     assert out[-1] is messages[-1]
-    assert messages_tokens(out) < messages_tokens(messages)
+    assert cache_messages_tokens(out) < cache_messages_tokens(messages)
 
 
 async def test_the_summary_role_alternates_with_its_neighbours() -> None:
@@ -297,7 +297,7 @@ async def test_a_summary_model_that_stays_down_yields_an_extractive_summary_and_
     assert "Please review src/mod10.py" in summary["content"]  # user requests
     assert "I decided to keep its API" in summary["content"]  # decisions
     assert "src/mod15.py" in summary["content"]  # file paths
-    assert messages_tokens(out) < messages_tokens(messages)
+    assert cache_messages_tokens(out) < cache_messages_tokens(messages)
 
 
 async def test_a_non_retryable_error_falls_back_at_once() -> None:
@@ -342,7 +342,7 @@ async def test_without_a_summary_model_the_compaction_still_happens_degraded() -
     out = result.messages
     assert result is not None and result.degraded
     assert "Please review src/mod10.py" in summaries(out)[0]["content"]
-    assert messages_tokens(out) < messages_tokens(messages)
+    assert cache_messages_tokens(out) < cache_messages_tokens(messages)
 
 
 async def test_a_restarted_compressor_carries_on_from_its_saved_state() -> None:
@@ -379,7 +379,7 @@ async def test_after_a_compaction_the_estimate_of_the_new_context_is_the_prompt_
     engine = compressor()
     engine.update_from_response(Usage(input_tokens=30_000))
     out = await engine.compress(history(TURNS))
-    assert engine.last_prompt_tokens == messages_tokens(out)
+    assert engine.last_prompt_tokens == cache_messages_tokens(out)
     assert not engine.should_compress()
 
 
@@ -434,7 +434,7 @@ async def test_a_request_followed_by_a_long_tool_loop_stays_verbatim() -> None:
     out = await compressor().compress(messages)
     assert request in out and any(m is request for m in out)
     assert out.index(request) > next(i for i, m in enumerate(out) if m.get("_kind") == "summary")
-    assert messages_tokens(out) < compressor().threshold_tokens
+    assert cache_messages_tokens(out) < compressor().threshold_tokens
 
 
 async def test_compact_reports_the_outcome_range_and_state() -> None:
@@ -446,8 +446,8 @@ async def test_compact_reports_the_outcome_range_and_state() -> None:
     kept = {m["_id"] for m in result.messages if "_id" in m}
     gone = [m["_id"] for m in messages[1:] if m["_id"] not in kept]
     assert (result.first_compacted_id, result.last_compacted_id) == (gone[0], gone[-1])
-    assert result.tokens_before == messages_tokens(messages)
-    assert result.tokens_after == messages_tokens(result.messages) < result.tokens_before
+    assert result.tokens_before == cache_messages_tokens(messages)
+    assert result.tokens_after == cache_messages_tokens(result.messages) < result.tokens_before
     assert result.summary == SUMMARY_TEXT
     assert result.engine_state == engine.get_state()
     assert result.engine_state["previous_summary"] == SUMMARY_TEXT

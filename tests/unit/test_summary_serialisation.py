@@ -8,7 +8,7 @@ from agent.summary_prompt import (
     render_pieces,
     serialize_middle,
 )
-from agent.tokens import count_text_tokens, message_tokens
+from agent.tokens import cache_message_tokens, count_text_tokens
 from agent.types import Message
 
 PROSE = "The deployment failed because the migration locked the users table for too long. "
@@ -24,10 +24,10 @@ def test_a_piece_counts_the_stored_tokens_of_its_message_without_re_tokenising()
 
 def test_a_clipped_tool_result_counts_only_the_share_that_is_sent() -> None:
     result: Message = {"role": "tool", "tool_call_id": "c1", "content": PROSE * 200}
-    message_tokens(result)
+    cache_message_tokens(result)
     (piece,) = serialize_middle([result], {"c1": "shell"})
     assert len(piece.text) < TOOL_RESULT_SERIAL_CHARS + 200
-    assert piece.tokens < message_tokens(result) / 5
+    assert piece.tokens < cache_message_tokens(result) / 5
 
 
 def test_piece_counts_stay_close_to_a_real_count_of_the_serialised_text() -> None:
@@ -48,7 +48,7 @@ def test_piece_counts_stay_close_to_a_real_count_of_the_serialised_text() -> Non
         {"role": "user", "content": [{"type": "text", "text": PROSE}, {"type": "image_url"}]},
     ]
     for message in middle:
-        message_tokens(message)
+        cache_message_tokens(message)
     pieces = serialize_middle(middle, {"c1": "shell"})
     for piece in pieces:
         # Under-counting is what could overflow the summary model: never by much.

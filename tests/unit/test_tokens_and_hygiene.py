@@ -7,9 +7,9 @@ import sys
 
 from agent.tokens import (
     IMAGE_TOKENS,
+    cache_message_tokens,
     count_text_tokens,
     estimate_messages_tokens_rough,
-    message_tokens,
 )
 from gateway.hygiene import HYGIENE_THRESHOLD, needs_hygiene
 
@@ -36,10 +36,10 @@ def test_special_token_text_is_counted_as_plain_text():
 
 def test_message_count_is_computed_once_and_kept():
     message = {"role": "user", "content": "count me " * 50}
-    first = message_tokens(message)
+    first = cache_message_tokens(message)
     assert message["_tokens"] == first
     message["content"] = "changed"  # a stored count is trusted, never recomputed
-    assert message_tokens(message) == first
+    assert cache_message_tokens(message) == first
 
 
 def test_rough_estimate_is_about_four_characters_per_token_and_images_are_flat():

@@ -15,7 +15,7 @@ from typing import Any
 
 from agent.context_engine import CallLLM, ContextEngine
 from agent.summary_prompt import serialize_message
-from agent.tokens import count_text_tokens, message_tokens, messages_tokens
+from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
 from agent.tool_output_pruning import tool_names_by_call_id
 from agent.types import CompactionOutcome, CompactionResult, CompactionTrigger, Message
 
@@ -84,11 +84,11 @@ class LcmEngine(ContextEngine):
         focus_topic: str | None = None,
     ) -> CompactionResult:
         """Summarise what lies before the fresh tail into the DAG and rebuild the context."""
-        tokens_before = messages_tokens(messages)
+        tokens_before = cache_messages_tokens(messages)
         if self.session_id is None:
             return self._skipped(messages, trigger, tokens_before, "no session started")
         system, live = split_context(messages)
-        sizes = [message_tokens(m) for m in live]
+        sizes = [cache_message_tokens(m) for m in live]
         start = choose_tail_start(
             live,
             sizes,
@@ -175,7 +175,7 @@ class LcmEngine(ContextEngine):
             outcome=outcome,
             trigger=trigger,
             tokens_before=tokens_before,
-            tokens_after=messages_tokens(after),
+            tokens_after=cache_messages_tokens(after),
             summary=next((m["content"] for m in after if m.get("_kind") == "summary"), None),
             degraded=bool(degraded),
             detail=detail,

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.tokens import count_text_tokens
-from agent.tool_output_pruning import content_text, tool_names_by_call_id
+from agent.tool_output_pruning import tool_names_by_call_id
+from agent.types import content_text
 
 from .assembly import node_tag
 from .config import LcmSettings

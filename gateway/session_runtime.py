@@ -19,9 +19,9 @@ from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
 from agent.session_clock import SENT_AT_KEY, SessionClock
 from agent.session_policy import SessionPolicy
 from agent.tools import build_registry
-from agent.types import CompactionResult, CompactionTrigger, Message
+from agent.types import CompactionResult, CompactionTrigger, Message, MessageBookkeeping
 from gateway.hygiene import needs_hygiene
-from gateway.recorder import ANSWERS_KEY, StoreRecorder
+from gateway.recorder import StoreRecorder
 from gateway.services import AgentServices, current_session_id
 from gateway.store.records import InboundLink, SessionRecord
 
@@ -67,8 +67,11 @@ class TurnReply:
 def _user_message(text: str, source: TurnSource | None) -> Message:
     message: Message = {"role": "user", "content": text}
     if source is not None and source.link.platform_message_ids:
-        message["_platform_message_id"] = source.link.platform_message_ids[-1]
-        message[ANSWERS_KEY] = source.link
+        links: MessageBookkeeping = {
+            "_platform_message_id": source.link.platform_message_ids[-1],
+            "_answers": source.link,
+        }
+        message.update(links)
     return message
 
 
