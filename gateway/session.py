@@ -21,6 +21,7 @@ from agent.session_policy import SessionPolicy
 from agent.tools import build_registry
 from agent.types import CompactionResult, Message
 from gateway.hygiene import needs_hygiene
+from gateway.media.blobs import BlobStore, hydrate_context
 from gateway.recorder import ANSWERS_KEY, StoreRecorder
 from gateway.services import AgentServices, current_session_id
 from gateway.store.records import InboundLink, SessionRecord
@@ -171,6 +172,7 @@ class SessionRuntime:
         if record.engine != engine_name:
             await repo.update_session(record.id, engine=engine_name)
         context = await repo.load_context(record.id)
+        hydrate_context(context, BlobStore(services.config.media.blob_path()))
         clock = SessionClock.measured_by(context, services.elapsed)
         engine = build_engine(services, engine_name, clock)
         await engine.on_session_start(record.id, dict(record.engine_state or {}))
@@ -331,6 +333,7 @@ class SessionRuntime:
     async def reload(self) -> None:
         """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""
         self.context[:] = await self.services.repo.load_context(self.session_id)
+        hydrate_context(self.context, BlobStore(self.services.config.media.blob_path()))
         self.loop.provider_session.reset()
         await self._ensure_consistent()
 
