@@ -15,6 +15,8 @@ Message = dict[str, Any]
 A message loaded from the store also carries ``"_id"`` (its row id); keys starting with ``_``
 are bookkeeping and never reach a provider.
 """
+UserContent = str | list[dict[str, Any]]
+"""A user message's content: its text, or parts (attachments and text) in order."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,6 +205,10 @@ class MediaSettings(_Section):
     max_text_file_kb: Annotated[int, Field(ge=1)] = 200
     transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
 
+    def download_limit_mb(self, platform: str) -> float:
+        """The largest file (MB) downloaded from ``platform``."""
+        return self.discord_max_download_mb if platform == "discord" else self.max_download_mb
+
     def blob_path(self) -> Path:
         """The blob folder: ``blob_dir`` (``~`` expanded), else ``$HERMES_HOME/media``."""
         if self.blob_dir:

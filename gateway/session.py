@@ -19,7 +19,7 @@ from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
 from agent.session_clock import SENT_AT_KEY, SessionClock
 from agent.session_policy import SessionPolicy
 from agent.tools import build_registry
-from agent.types import CompactionResult, Message
+from agent.types import CompactionResult, Message, UserContent
 from gateway.hygiene import needs_hygiene
 from gateway.media.blobs import BlobStore, hydrate_context
 from gateway.recorder import ANSWERS_KEY, StoreRecorder
@@ -65,7 +65,7 @@ class TurnReply:
     """The context policy's compaction applied before the turn (``cold_start``, ``idle``)."""
 
 
-def _user_message(text: str, source: TurnSource | None) -> Message:
+def _user_message(text: UserContent, source: TurnSource | None) -> Message:
     message: Message = {"role": "user", "content": text}
     if source is not None and source.link.platform_message_ids:
         message["_platform_message_id"] = source.link.platform_message_ids[-1]
@@ -194,10 +194,11 @@ class SessionRuntime:
             self.context.extend(stubs)
 
     async def run_turn(
-        self, text: str, *, source: TurnSource | None = None, sent_at: float | None = None
+        self, text: UserContent, *, source: TurnSource | None = None, sent_at: float | None = None
     ) -> TurnReply:
         """Store the user's message, run hygiene, then one agent turn.
 
+        ``text`` is the message's content: a string, or content parts (attachments, text).
         The message is stored first, so nothing received is ever lost, and hygiene compacts
         with it in view (the previous turn is complete, so all of it may be summarised). With
         the ``source`` of a turn a crash interrupted after its message was stored, the turn
@@ -214,7 +215,7 @@ class SessionRuntime:
             current_session_id.reset(token)
 
     async def _run_turn(
-        self, text: str, source: TurnSource | None, sent_at: float | None
+        self, text: UserContent, source: TurnSource | None, sent_at: float | None
     ) -> TurnReply:
         reply = TurnReply(text="")
         last_call_at = self.clock.newest

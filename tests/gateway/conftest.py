@@ -73,6 +73,7 @@ def gateway_config(
     telegram_settings: dict[str, Any] | None = None,
     discord_settings: dict[str, Any] | None = None,
     gateway_settings: dict[str, Any] | None = None,
+    media_settings: dict[str, Any] | None = None,
 ) -> Config:
     """A config whose model, database and platforms all point at the test's emulators."""
     platforms: dict[str, Any] = {}
@@ -108,6 +109,7 @@ def gateway_config(
             "database": {"url": default_database_url(tmp_path / "home")},
             "platforms": platforms,
             "gateway": gateway_settings or {},
+            "media": media_settings or {},
         }
     )
 

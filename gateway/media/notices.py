@@ -1,0 +1,38 @@
+"""What the bot tells a person about media it did not read, short and specific."""
+
+from __future__ import annotations
+
+from gateway.media.items import MediaItem
+
+NO_TRANSCRIPTION = (
+    "(I can't listen to voice or audio messages here: transcription is not configured. "
+    "Please send your message as text.)"
+)
+TRANSCRIPTION_FAILED = "(I could not transcribe your voice message. Please send it as text.)"
+
+
+def _name(item: MediaItem) -> str:
+    return f'"{item.file_name}"' if item.file_name else f"that {item.kind}"
+
+
+def too_large(item: MediaItem, size_mb: float, limit_mb: float) -> str:
+    """The file is over the platform's download limit: it was not downloaded."""
+    return (
+        f"({_name(item)} is too large for me to open: {size_mb:.1f} MB, "
+        f"and I can only download files up to {limit_mb:g} MB.)"
+    )
+
+
+def not_fetched(item: MediaItem) -> str:
+    """The platform did not hand over the file."""
+    return f"(I could not download {_name(item)}; please try sending it again.)"
+
+
+def unreadable_file(item: MediaItem) -> str:
+    """A file of a kind the bot does not read."""
+    return f"(I can't read {_name(item)}: I read images, PDFs and text files.)"
+
+
+def text_file_too_long(item: MediaItem, limit_kb: int) -> str:
+    """A text file over the configured size."""
+    return f"({_name(item)} is too long for me to read: I read text files up to {limit_kb} KB.)"
