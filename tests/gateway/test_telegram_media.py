@@ -21,6 +21,7 @@ from gateway.config import hermes_home
 from gateway.media.blobs import BlobStore
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
+from sandbox.transcription_api import TranscriptionEmulator
 from tests.gateway.conftest import ALICE, GatewayFactory, settled_inbound
 
 GROUP = -1001234567890
@@ -235,3 +236,24 @@ async def test_a_group_photo_is_answered_only_when_its_caption_mentions_the_bot(
     assert len(sent) == 1
     assert len(anthropic.requests) == 1  # the photo without a mention was not for the bot
     assert last_user_blocks(anthropic)[0]["text"] == "[sticker: \N{THUMBS UP SIGN}]"
+
+
+async def test_a_voice_note_is_transcribed_by_the_configured_endpoint_and_answered(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    whisper = TranscriptionEmulator()
+    await whisper.start()
+    try:
+        whisper.say(b"OggS spoken words", "remind me to buy milk")
+        transcription = {"base_url": whisper.base_url, "model": "whisper-local"}
+        async with run_gateway(telegram=telegram, media_settings={"transcription": transcription}):
+            telegram.push_voice(ALICE, b"OggS spoken words")
+            sent = await telegram.wait_for_sent(ALICE, 1)
+            [text] = last_user_blocks(anthropic)
+            assert text["text"] == "[voice message, transcribed] remind me to buy milk"
+            assert sent[0]["text"].startswith("Noted: [voice message, transcribed]")
+            await answered_after(telegram, anthropic, 1)
+    finally:
+        await whisper.stop()
+    [request] = whisper.requests
+    assert (request.model, request.audio) == ("whisper-local", b"OggS spoken words")
