@@ -139,7 +139,7 @@ class Gateway:
             idle_seconds=idle_seconds,
             hold_seconds=hold_seconds,
         )
-        self.media = MediaReader(app.config.media)
+        self.media = MediaReader(app.config.media, app.services.model)
         """Reads the photos, files and voice notes of a turn before the model sees it."""
         self.delivery = Deliverer(
             app.repo, self.adapters, RetryPolicy.from_settings(app.config.gateway)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from agent.attachments import AttachmentRef
 from gateway.media.items import MediaItem
 
 NO_TRANSCRIPTION = (
@@ -36,3 +39,9 @@ def unreadable_file(item: MediaItem) -> str:
 def text_file_too_long(item: MediaItem, limit_kb: int) -> str:
     """A text file over the configured size."""
     return f"({_name(item)} is too long for me to read: I read text files up to {limit_kb} KB.)"
+
+
+def model_cannot_read(model: str, refs: Sequence[AttachmentRef]) -> str:
+    """The configured model reads no images (or PDFs): it only learnt that something came."""
+    kinds = "images" if all(ref.is_image for ref in refs) else "these files"
+    return f"({model} can't look at {kinds}; I only told it what you sent.)"

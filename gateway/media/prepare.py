@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from agent.attachments import PDF_MIME, AttachmentRef, attachment_part
+from agent.attachments import (
+    PDF_MIME,
+    AttachmentRef,
+    attachment_of,
+    attachment_part,
+    placeholder_part,
+)
+from agent.model_table import ModelInfo
 from gateway.attachments import unsupported_reply
 from gateway.config import MediaSettings
 from gateway.inbound import InboundMessage
@@ -108,8 +115,15 @@ class PreparedMedia:
 class MediaReader:
     """Reads the media of a turn's messages (see the module docstring)."""
 
-    def __init__(self, settings: MediaSettings, blobs: BlobStore | None = None) -> None:
+    def __init__(
+        self,
+        settings: MediaSettings,
+        model: ModelInfo | None = None,
+        blobs: BlobStore | None = None,
+    ) -> None:
         self.settings = settings
+        self.model = model
+        """The main model: one that reads no images (or PDFs) gets placeholders instead."""
         self.blobs = blobs or BlobStore(settings.blob_path())
         transcription = settings.transcription
         self._transcriber = Transcriber(transcription) if transcription.base_url else None
@@ -123,7 +137,22 @@ class MediaReader:
         for message in batch:
             for item in message.media:
                 await self._read(item, message.sent_at, fetch, limit_mb, prepared)
+        if self.model is not None:
+            self._fit_model(prepared, self.model)
         return prepared
+
+    @staticmethod
+    def _fit_model(prepared: PreparedMedia, model: ModelInfo) -> None:
+        """Attachments the model cannot read become placeholders (still stored), and the user
+        is told once."""
+        unread: list[AttachmentRef] = []
+        for index, part in enumerate(prepared.parts):
+            ref = attachment_of(part)
+            if ref is not None and not (model.vision if ref.is_image else model.reads_pdf):
+                prepared.parts[index] = placeholder_part(ref)
+                unread.append(ref)
+        if unread:
+            prepared.notices.append(notices.model_cannot_read(model.id, unread))
 
     async def aclose(self) -> None:
         """Release the transcription client."""
