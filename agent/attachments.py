@@ -138,3 +138,17 @@ def message_attachments(content: Any) -> list[AttachmentRef]:
 def placeholder_part(ref: AttachmentRef) -> dict[str, Any]:
     """A text part saying what was attached, keeping the reference (pruned context)."""
     return {"type": "text", "text": ref.placeholder(), ATTACHMENT_KEY: ref.to_dict()}
+
+
+def part_tokens(part: Any) -> int | None:
+    """What an image or document part costs the model (None for any other part).
+
+    An attachment part is counted by its reference (image rule, PDF pages); a bare image part
+    (no reference) by the typical photo's cost; never by the length of its base64.
+    """
+    if not isinstance(part, dict) or part.get("type") not in ("image", "image_url", "document"):
+        return None
+    ref = attachment_of(part)
+    if ref is not None:
+        return ref.tokens()
+    return UNKNOWN_IMAGE_TOKENS if part.get("type") != "document" else PDF_PAGE_TOKENS
