@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 from typing import Any
 
 import pytest
@@ -257,3 +258,42 @@ async def test_a_voice_note_is_transcribed_by_the_configured_endpoint_and_answer
         await whisper.stop()
     [request] = whisper.requests
     assert (request.model, request.audio) == ("whisper-local", b"OggS spoken words")
+
+
+def _images_in(request_body: dict[str, Any]) -> int:
+    return sum(
+        1
+        for message in request_body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "image"
+    )
+
+
+async def test_an_old_photo_is_pruned_from_a_16k_window_but_stays_referenced(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    anthropic.context_length = 16_000
+    photo = jpeg(1280, 960)
+    words = "the quick brown fox jumps over the lazy dog " * 12
+    async with run_gateway(telegram=telegram, model_settings={"context_length": 16_000}) as gateway:
+        telegram.push_photo(ALICE, [(photo, 1280, 960)], caption="remember this photo")
+        await telegram.wait_for_sent(ALICE, 1)
+        for turn in range(40):
+            telegram.push_message(ALICE, f"turn {turn}: {words}")
+            await telegram.wait_for_sent(ALICE, turn + 2)
+        [session] = await gateway.app.repo.list_sessions()
+        stored = await gateway.app.repo.all_messages(session.id)
+    requests = anthropic.requests
+    assert all(r.error_type is None for r in requests)
+    assert all((r.prompt_tokens or 0) <= 16_000 for r in requests)
+    images = [_images_in(r.body) for r in requests]
+    compacted = images.index(0)  # the first request without the photo (the summary's)
+    assert images[:compacted] == [1] * compacted and compacted > 10
+    latest = json.dumps(requests[-1].body)  # the photo's message, in the kept head
+    assert "[image: photo, 1280x960, shared " in latest
+    assert "remember this photo" in latest
+    assert images[compacted:] == [0] * (len(requests) - compacted)
+    assert len(requests) > compacted + 5  # the turns after it no longer carry the photo
+    [ref] = message_attachments(stored[1].content)  # the original message keeps its photo
+    assert ref.sha256 == hashlib.sha256(photo).hexdigest()
