@@ -27,6 +27,7 @@ import yarl
 
 from gateway.config import DiscordSettings
 from gateway.inbound import InboundMessage
+from gateway.media.items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
     DeliveryTarget,
     InboundCallback,
@@ -38,11 +39,11 @@ from gateway.platforms.discord_intake import (
     INTENT_HELP,
     PLATFORM,
     MessageIntake,
-    attachment_kinds,
     connection_failure,
     guard_parsers,
     token_rejected_text,
 )
+from gateway.platforms.discord_media import discord_media
 from gateway.text_split import DISCORD_MESSAGE_LIMIT
 
 with warnings.catch_warnings():
@@ -311,8 +312,8 @@ class DiscordAdapter(PlatformAdapter):
         if in_guild and self.settings.require_mention and not mentioned:
             return None
         text = re.sub(rf"<@!?{me.id}>", "", message.content).strip()
-        attachments = attachment_kinds(message)
-        if not text and not attachments:
+        media, unread = discord_media(message)
+        if not text and not media and not unread:
             return None
         return InboundMessage(
             platform=PLATFORM,
@@ -325,8 +326,18 @@ class DiscordAdapter(PlatformAdapter):
             chat_type="group" if in_guild else "private",
             mentioned=mentioned,
             sent_at=message.created_at.timestamp(),
-            attachments=attachments,
+            attachments=unread,
+            media=media,
         )
+
+    async def fetch_file(self, item: MediaItem) -> bytes:
+        """An attachment's bytes from its CDN URL, through discord.py's HTTP session."""
+        if item.file_id is None:
+            raise MediaUnavailable("no attachment URL")
+        try:
+            return await self.client.http.get_from_cdn(item.file_id)
+        except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
+            raise MediaUnavailable(f"discord: {type(exc).__name__}") from exc
 
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:
         if any(user.id == bot_id for user in message.mentions):
