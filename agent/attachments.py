@@ -128,6 +128,16 @@ def has_payload(part: dict[str, Any]) -> bool:
     return "image_url" in part or "source" in part
 
 
+def sendable_part(part: Any) -> Any:
+    """The part itself, or its placeholder when it is a stored reference without its bytes
+    (read back from the store without the blob folder): a provider never gets a hollow part."""
+    ref = attachment_of(part)
+    if ref is not None and part.get("type") in PAYLOAD_PART_TYPES and not has_payload(part):
+        marker = {"cache_control": part["cache_control"]} if "cache_control" in part else {}
+        return {**placeholder_part(ref), **marker}
+    return part
+
+
 def message_attachments(content: Any) -> list[AttachmentRef]:
     """The attachments referenced in a message's content, in order."""
     if not isinstance(content, list):

@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from agent.attachments import ATTACHMENT_KEY
+from agent.attachments import ATTACHMENT_KEY, sendable_part
 from agent.types import Message, ModelResponse, Usage
 
 Block = dict[str, Any]
@@ -52,6 +52,7 @@ def _image_block(part: dict[str, Any]) -> Block | None:
 
 def _part_to_block(part: Any) -> Block | None:
     """One content part as a block, or None when it is blank text (the API refuses those)."""
+    part = sendable_part(part)
     if isinstance(part, str):
         part = {"type": "text", "text": part}
     if not isinstance(part, dict):

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent.attachments import ATTACHMENT_KEY, attachment_of
+from agent.attachments import ATTACHMENT_KEY, attachment_of, sendable_part
 from agent.providers.base import without_bookkeeping
 from agent.providers.history_changes import first_changed, spot_check_positions
 from agent.providers.wire_body import EncodedRun, WireBody, dumps_json, object_head
@@ -30,6 +30,7 @@ def _wire_tool_call(call: dict[str, Any]) -> dict[str, Any]:
 def _wire_part(part: Any) -> Any:
     """A content part as chat-completions takes it: a PDF document block becomes a ``file``
     part (base64 data URL); our attachment reference stays home."""
+    part = sendable_part(part)
     if not isinstance(part, dict) or ATTACHMENT_KEY not in part:
         return part
     wire = {key: value for key, value in part.items() if key != ATTACHMENT_KEY}

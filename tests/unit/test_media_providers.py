@@ -7,7 +7,7 @@ import base64
 import json
 from typing import Any
 
-from agent.attachments import AttachmentRef, attachment_part, placeholder_part
+from agent.attachments import AttachmentRef, attachment_part, placeholder_part, stored_content
 from agent.model_table import lookup_model
 from agent.prompt_caching import apply_anthropic_cache_control
 from agent.providers.anthropic_convert import to_anthropic_request
@@ -83,3 +83,17 @@ def test_text_only_models_are_known_as_such() -> None:
     assert lookup_model("openai/gpt-4o").reads_pdf
     assert not lookup_model("deepseek/deepseek-chat").vision
     assert not lookup_model("my-local-llama").vision
+
+
+def test_a_reference_without_its_bytes_goes_out_as_its_placeholder_keeping_the_marker() -> None:
+    hollow = stored_content([attachment_part(PHOTO, b"jpeg!")])
+    marked = apply_anthropic_cache_control(_history(hollow), native_anthropic=False)
+    [block] = to_anthropic_request(marked, None)["messages"][0]["content"]
+    assert block == {
+        "type": "text",
+        "text": "[image: photo, 800x600]",
+        "cache_control": {"type": "ephemeral"},
+    }
+    assert to_openai_message({"role": "user", "content": hollow})["content"] == [
+        {"type": "text", "text": "[image: photo, 800x600]"}
+    ]

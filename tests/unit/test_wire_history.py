@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.attachments import AttachmentRef, attachment_part, placeholder_part
+from agent.attachments import AttachmentRef, attachment_part, placeholder_part, stored_content
 from agent.prompt_caching import MarkedHistory, cache_breakpoints
 from agent.providers import wire_body
 from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
@@ -38,6 +38,7 @@ attachment_parts = st.sampled_from(
         attachment_part(_PHOTO, b"png"),
         attachment_part(_PDF, b"%PDF"),
         placeholder_part(_PHOTO),
+        stored_content([attachment_part(_PHOTO, b"png")])[0],  # read back without its bytes
     ]
 )
 """Photos, PDFs and pruned placeholders as the gateway puts them into messages."""
