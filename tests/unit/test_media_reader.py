@@ -80,3 +80,10 @@ def test_an_image_within_the_limits_keeps_its_exact_bytes() -> None:
     small = _png(200, 100)
     prepared = prepare_image(small, max_edge=1568, max_bytes=3_750_000)
     assert (prepared.data, prepared.mime_type) == (small, "image/png")
+
+
+def test_an_inbound_message_keeps_its_media_through_the_inbound_table() -> None:
+    photo = MediaItem("photo", "file-1", 2048, width=1280, height=960)
+    sticker = MediaItem("sticker", text="[sticker: 👍]")
+    message = _message(photo, sticker)
+    assert InboundMessage.from_payload(message.to_payload()).media == (photo, sticker)
