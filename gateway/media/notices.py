@@ -31,6 +31,11 @@ def not_fetched(item: MediaItem) -> str:
     return f"(I could not download {_name(item)}; please try sending it again.)"
 
 
+def not_kept(item: MediaItem) -> str:
+    """The file came but could not be stored (the blob folder failed)."""
+    return f"(I could not keep {_name(item)} to look at it; please try again later.)"
+
+
 def unreadable_file(item: MediaItem) -> str:
     """A file of a kind the bot does not read."""
     return f"(I can't read {_name(item)}: I read images, PDFs and text files.)"

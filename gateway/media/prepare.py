@@ -185,7 +185,11 @@ class MediaReader:
         if len(data) > limit_mb * MEGABYTE:  # the platform did not say its size
             out.notices.append(notices.too_large(item, len(data) / MEGABYTE, limit_mb))
             return
-        await self._convert(item, data, sent_at, out)
+        try:
+            await self._convert(item, data, sent_at, out)
+        except OSError as exc:  # the blob folder: full disk, no permission
+            log.error("media %s not kept: %s", item.kind, type(exc).__name__)
+            out.notices.append(notices.not_kept(item))
 
     async def _convert(
         self, item: MediaItem, data: bytes, sent_at: float | None, out: PreparedMedia

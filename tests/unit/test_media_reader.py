@@ -87,3 +87,17 @@ def test_an_inbound_message_keeps_its_media_through_the_inbound_table() -> None:
     sticker = MediaItem("sticker", text="[sticker: 👍]")
     message = _message(photo, sticker)
     assert InboundMessage.from_payload(message.to_payload()).media == (photo, sticker)
+
+
+async def test_a_blob_folder_that_cannot_be_written_gives_a_notice_not_a_lost_turn(
+    tmp_path: Path,
+) -> None:
+    not_a_folder = tmp_path / "media"
+    not_a_folder.write_text("a file where the blob folder should be")
+    reader = MediaReader(MediaSettings(blob_dir=str(not_a_folder)))
+    photo = MediaItem("photo", "p1", 100, width=64, height=48)
+    prepared = await reader.prepare([_message(photo)], _serving(_png(64, 48)), "telegram")
+    assert prepared.parts == []
+    assert prepared.notices == [
+        "(I could not keep that photo to look at it; please try again later.)"
+    ]
