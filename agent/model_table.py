@@ -41,6 +41,10 @@ class ModelInfo:
     min_cacheable_tokens: int
     family: ModelFamily
     known: bool
+    vision: bool = True
+    """Whether the model reads images (else it gets a placeholder naming each one)."""
+    reads_pdf: bool = True
+    """Whether PDFs can go to it as documents (Claude natively, GPT as file parts)."""
 
 
 def _claude(id_: str, price_in: float, price_out: float, min_cache: int) -> ModelInfo:
@@ -82,8 +86,18 @@ _OPENROUTER_CLAUDE_ALIASES: dict[str, str] = {
 }
 
 
-def _other(id_: str, ctx: int, price_in: float, price_out: float, family: ModelFamily) -> ModelInfo:
-    return ModelInfo(id_, ctx, price_in, price_out, DEFAULT_MIN_CACHEABLE_TOKENS, family, True)
+def _other(
+    id_: str,
+    ctx: int,
+    price_in: float,
+    price_out: float,
+    family: ModelFamily,
+    *,
+    vision: bool = True,
+) -> ModelInfo:
+    min_cache = DEFAULT_MIN_CACHEABLE_TOKENS
+    reads_pdf = family == "gpt"
+    return ModelInfo(id_, ctx, price_in, price_out, min_cache, family, True, vision, reads_pdf)
 
 
 # Exact ids. OpenRouter prices of open-weight models vary by upstream host: these are typical.
@@ -104,11 +118,11 @@ _OTHER_MODELS: dict[str, ModelInfo] = {
         _other("gpt-5-mini", 400_000, 0.25, 2.0, "gpt"),
         _other("google/gemini-2.5-pro", 1_048_576, 1.25, 10.0, "other"),
         _other("google/gemini-2.5-flash", 1_048_576, 0.30, 2.50, "other"),
-        _other("meta-llama/llama-3.3-70b-instruct", 131_072, 0.13, 0.40, "other"),
-        _other("meta-llama/llama-3.1-8b-instruct", 131_072, 0.02, 0.05, "other"),
-        _other("deepseek/deepseek-chat", 163_840, 0.30, 0.85, "other"),
-        _other("mistralai/mistral-large", 128_000, 2.0, 6.0, "other"),
-        _other("qwen/qwen-2.5-72b-instruct", 32_768, 0.12, 0.39, "other"),
+        _other("meta-llama/llama-3.3-70b-instruct", 131_072, 0.13, 0.40, "other", vision=False),
+        _other("meta-llama/llama-3.1-8b-instruct", 131_072, 0.02, 0.05, "other", vision=False),
+        _other("deepseek/deepseek-chat", 163_840, 0.30, 0.85, "other", vision=False),
+        _other("mistralai/mistral-large", 128_000, 2.0, 6.0, "other", vision=False),
+        _other("qwen/qwen-2.5-72b-instruct", 32_768, 0.12, 0.39, "other", vision=False),
     )
 }
 
@@ -163,6 +177,9 @@ def lookup_model(name: str, *, context_length_override: int | None = None) -> Mo
             min_cacheable_tokens=DEFAULT_MIN_CACHEABLE_TOKENS,
             family=guess_family(name),
             known=False,
+            # An unknown model reads images only when its name suggests a family that does.
+            vision=guess_family(name) != "other",
+            reads_pdf=guess_family(name) != "other",
         )
     else:
         info = replace(info, id=name)

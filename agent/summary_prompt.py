@@ -13,7 +13,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.tokens import IMAGE_TOKENS, cache_message_tokens, count_text_tokens
+from agent.attachments import part_tokens
+from agent.tokens import cache_message_tokens, count_text_tokens
 from agent.tool_output_pruning import UNKNOWN_TOOL
 from agent.types import Message, content_text
 
@@ -25,9 +26,8 @@ MESSAGE_SERIAL_CHARS = 12_000
 """Any single message longer than this is cut (start and end kept) in the summary request."""
 SERIAL_LABEL_TOKENS = 12
 """Allowance for the role tag and tool labels a serialisation adds to a message's own count."""
-IMAGE_MARKER_TOKENS = 3
-"""An image is serialised as the marker ``[image]``, not counted at its model cost."""
-IMAGE_TYPES = ("image", "image_url")
+IMAGE_MARKER_TOKENS = 12
+"""An image or document is serialised as its placeholder, not counted at its model cost."""
 SPLIT_SAFETY_RATIO = 0.9
 """When a piece must be split to fit a chunk, aim this far under the limit."""
 SUMMARY_CONTEXT_MARGIN_RATIO = 0.15
@@ -147,17 +147,19 @@ def serial_tokens(message: Message, text: str, tool_names: dict[str, str]) -> in
     the share of the message's text the serialisation kept. An estimate, like every local count
     (:data:`SUMMARY_CONTEXT_MARGIN_RATIO` keeps room for its error).
     """
-    images = _image_parts(message.get("content"))
-    stored = max(0, cache_message_tokens(message) - images * (IMAGE_TOKENS - IMAGE_MARKER_TOKENS))
+    count, attached = _attachment_cost(message.get("content"))
+    stored = max(0, cache_message_tokens(message) - attached + count * IMAGE_MARKER_TOKENS)
     whole = len(serialize_message(message, tool_names, clipped=False))
     share = min(1.0, len(text) / whole) if whole else 1.0
     return math.ceil((stored + SERIAL_LABEL_TOKENS) * share)
 
 
-def _image_parts(content: object) -> int:
+def _attachment_cost(content: object) -> tuple[int, int]:
+    """How many image/document parts the content has, and their tokens in the stored count."""
     if not isinstance(content, list):
-        return 0
-    return sum(1 for p in content if isinstance(p, dict) and p.get("type") in IMAGE_TYPES)
+        return 0, 0
+    costs = [tokens for part in content if (tokens := part_tokens(part)) is not None]
+    return len(costs), sum(costs)
 
 
 def serialize_middle(messages: Sequence[Message], tool_names: dict[str, str]) -> list[Piece]:

@@ -19,14 +19,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agent.attachments import UNKNOWN_IMAGE_TOKENS, part_tokens
 from agent.types import BOOKKEEPING_PREFIX, Message
 
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4
 """The rough estimate's ratio: about four characters per token over the whole message."""
-IMAGE_TOKENS = 1_500
-"""A flat count for an image part; the real cost depends on its size."""
+IMAGE_TOKENS = UNKNOWN_IMAGE_TOKENS
+"""The rough estimate's flat count for an image part, whatever its size."""
 MESSAGE_OVERHEAD_TOKENS = 4
 """Role and framing tokens added per message by the exact counter."""
 
@@ -35,30 +36,33 @@ _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tik
 
 
 def _content_chars(content: Any) -> tuple[int, int]:
-    """Characters of text in a content value, and the number of image parts."""
+    """Characters of text in a content value, and the tokens of its images and documents."""
     if content is None:
         return 0, 0
     if isinstance(content, str):
         return len(content), 0
-    chars = images = 0
+    chars = attached = 0
     for part in content:
         if isinstance(part, dict) and part.get("type") in ("image", "image_url"):
-            images += 1
+            attached += IMAGE_TOKENS  # fixed: the rough estimate never reads the bytes
+        elif (tokens := part_tokens(part)) is not None:
+            attached += tokens
         elif isinstance(part, dict):
             chars += len(str(part.get("text", ""))) + len(part) * 8
         else:
             chars += len(str(part))
-    return chars, images
+    return chars, attached
 
 
 def estimate_message_tokens_rough(message: Message) -> int:
-    """About four characters per token over the whole message, keys included; images flat."""
-    chars, images = _content_chars(message.get("content"))
+    """About four characters per token over the whole message, keys included; an image a fixed
+    amount, a PDF its pages' estimate (never the length of the base64)."""
+    chars, attached = _content_chars(message.get("content"))
     for key, value in message.items():
         if key == "content" or key.startswith(BOOKKEEPING_PREFIX):
             continue
         chars += len(key) + (len(value) if isinstance(value, str) else len(str(value)))
-    return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS + 1
+    return chars // CHARS_PER_TOKEN + attached + 1
 
 
 def estimate_messages_tokens_rough(messages: Iterable[Message]) -> int:
@@ -135,8 +139,8 @@ def count_message_tokens(message: Message) -> int:
         total += count_text_tokens(content)
     elif content:
         for part in content:
-            if isinstance(part, dict) and part.get("type") in ("image", "image_url"):
-                total += IMAGE_TOKENS
+            if (tokens := part_tokens(part)) is not None:
+                total += tokens  # the API's image rule, or the PDF's pages
             elif isinstance(part, dict):
                 total += count_text_tokens(str(part.get("text", "")))
             else:

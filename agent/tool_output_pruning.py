@@ -1,15 +1,19 @@
-"""Phase 1 of a compaction: shrink old tool outputs without calling a model.
+"""Phase 1 of a compaction: shrink old tool outputs and attachments without calling a model.
 
 Old tool results are usually the bulk of a long agent session and the least needed later, so
 each one outside the protected tail is replaced by a one-line description (which tool, which
 call, its first line and size), and an output repeated later is collapsed to a pointer to the
-later copy. The originals stay in the store; a replaced message is a new dict without ``"_id"``.
+later copy. Old images and documents likewise become a placeholder saying what was there
+(``[image: photo, 1280x960, shared 2026-12-03 09:14]``) that keeps the attachment's reference;
+their captions stay. The originals stay in the store; a replaced message is a new dict without
+``"_id"``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent.attachments import PAYLOAD_PART_TYPES, attachment_of, placeholder_part
 from agent.types import Message, content_text, without_bookkeeping
 
 PRUNE_MIN_CHARS = 200
@@ -60,7 +64,8 @@ def prune_tool_outputs(
     end: int,
     tool_names: dict[str, str] | None = None,
 ) -> list[Message]:
-    """Return ``messages`` with tool outputs in ``[start, end)`` cleared or de-duplicated.
+    """Return ``messages`` with tool outputs in ``[start, end)`` cleared or de-duplicated, and
+    images and documents before ``end`` replaced by placeholders.
 
     The list keeps its length and order; untouched messages are the same dicts. An output that
     appears again later (anywhere) becomes a duplicate pointer; otherwise an output over
@@ -72,9 +77,15 @@ def prune_tool_outputs(
         if message.get("role") == "tool":
             last_seen[content_text(message.get("content"))] = index
     pruned = list(messages)
-    for index in range(max(start, 0), min(end, len(messages))):
+    # Attachments are pruned in the protected head too: its text stays, the bytes go.
+    for index in range(0, min(end, len(messages))):
         message = messages[index]
         if message.get("role") != "tool":
+            without = without_attachments(message)
+            if without is not None:
+                pruned[index] = without
+            continue
+        if index < start:
             continue
         text = content_text(message.get("content"))
         call_id = str(message.get("tool_call_id"))
@@ -88,3 +99,21 @@ def prune_tool_outputs(
         if len(replacement) < len(text):
             pruned[index] = replace_content(message, replacement)
     return pruned
+
+
+def without_attachments(message: Message) -> Message | None:
+    """A copy of ``message`` whose images and documents are placeholders (None: it has none)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return None
+    replaced = [
+        placeholder_part(ref)
+        if (ref := attachment_of(part)) is not None and part.get("type") in PAYLOAD_PART_TYPES
+        else part
+        for part in content
+    ]
+    if all(new is old for new, old in zip(replaced, content, strict=True)):
+        return None
+    copy = {key: value for key, value in message.items() if not key.startswith("_")}
+    copy["content"] = replaced
+    return copy

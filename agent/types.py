@@ -15,6 +15,8 @@ Message = dict[str, Any]
 Beside those wire keys a message may carry the bookkeeping of :class:`MessageBookkeeping`, keys
 starting with ``_`` that never reach a provider (:func:`without_bookkeeping`).
 """
+UserContent = str | list[dict[str, Any]]
+"""A user message's content: its text, or parts (attachments and text) in order."""
 
 BOOKKEEPING_PREFIX = "_"
 """Every bookkeeping key starts with it; providers drop any key that does."""
@@ -56,6 +58,7 @@ def without_bookkeeping(message: Message) -> Message:
 
 
 IMAGE_MARKER = "[image]"
+DOCUMENT_MARKER = "[document]"
 """An image part when a message is read as text."""
 
 
@@ -64,18 +67,25 @@ def content_text(
 ) -> str:
     """The text of a message content value (str, list of parts or None).
 
-    Parts are joined with ``separator``; an image part reads as ``image_marker`` (left out when
-    None).
+    Parts are joined with ``separator``; a stored attachment reads as its placeholder (what was
+    attached, never its bytes), another image part as ``image_marker``, a document as
+    :data:`DOCUMENT_MARKER` (all left out when ``image_marker`` is None).
     """
     if content is None:
         return ""
     if isinstance(content, str):
         return content
+    from agent.attachments import attachment_of  # stdlib-only module; imported late, no cycle
+
     texts: list[str] = []
     for part in content:
-        if isinstance(part, dict) and part.get("type") in ("image", "image_url"):
+        ref = attachment_of(part)
+        if ref is not None:
             if image_marker is not None:
-                texts.append(image_marker)
+                texts.append(ref.placeholder())  # what was attached, never its bytes
+        elif isinstance(part, dict) and part.get("type") in ("image", "image_url", "document"):
+            if image_marker is not None:
+                texts.append(image_marker if part["type"] != "document" else DOCUMENT_MARKER)
         elif isinstance(part, dict):
             texts.append(str(part.get("text", "")))
         else:

@@ -203,6 +203,37 @@ class GatewaySettings(_Section):
     delivery_backoff_seconds: Annotated[float, Field(gt=0)] = 1.0
 
 
+class TranscriptionSettings(_Section):
+    """An OpenAI-compatible ``/audio/transcriptions`` endpoint for voice notes (None: off)."""
+
+    base_url: str | None = None
+    model: str = "whisper-1"
+    api_key_env: str | None = None
+
+
+class MediaSettings(_Section):
+    """Photos, documents and voice notes: where their bytes are kept and what is read."""
+
+    blob_dir: str | None = None
+    max_download_mb: Annotated[float, Field(gt=0)] = 20.0
+    discord_max_download_mb: Annotated[float, Field(gt=0)] = 25.0
+    max_image_edge: Annotated[int, Field(ge=200, le=8000)] = 1568
+    max_photo_pixels: Annotated[int, Field(ge=10_000)] = 4_000_000
+    max_image_bytes: Annotated[int, Field(ge=100_000)] = 3_750_000
+    max_text_file_kb: Annotated[int, Field(ge=1)] = 200
+    transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
+
+    def download_limit_mb(self, platform: str) -> float:
+        """The largest file (MB) downloaded from ``platform``."""
+        return self.discord_max_download_mb if platform == "discord" else self.max_download_mb
+
+    def blob_path(self) -> Path:
+        """The blob folder: ``blob_dir`` (``~`` expanded), else ``$HERMES_HOME/media``."""
+        if self.blob_dir:
+            return Path(os.path.expanduser(self.blob_dir))
+        return hermes_home() / "media"
+
+
 class Config(_Section):
     """The whole validated configuration."""
 
@@ -216,6 +247,7 @@ class Config(_Section):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    media: MediaSettings = Field(default_factory=MediaSettings)
 
     source: str = Field(default="built-in defaults", exclude=True)
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from gateway.commands.registry import Command, parse_call
+from gateway.media.items import MediaItem
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """Half of a UTF-16 pair on its own (JSON allows ``"\\ud800"``); no encoding can store it."""
@@ -39,7 +40,9 @@ class InboundMessage:
     may_continue: bool = False
     sent_at: float | None = None
     attachments: tuple[str, ...] = ()
-    """Kinds of content the message carried besides its text ("photo", "voice", ...)."""
+    """Kinds of content the message carried that the bot cannot read ("poll", "video", ...)."""
+    media: tuple[MediaItem, ...] = ()
+    """Content the bot reads (photos, documents, voice, stickers, locations), not fetched yet."""
     command: Command | None = field(init=False, repr=False, compare=False)
     """The command the text calls (known or not), parsed once here; None for ordinary text."""
 
@@ -63,6 +66,10 @@ class InboundMessage:
         known = {f.name for f in fields(cls) if f.init}
         values = {key: value for key, value in payload.items() if key in known}
         values["attachments"] = tuple(values.get("attachments") or ())
+        values["media"] = tuple(
+            item if isinstance(item, MediaItem) else MediaItem.from_payload(item)
+            for item in values.get("media") or ()
+        )
         return cls(**values)
 
     def repaired(self) -> InboundMessage:

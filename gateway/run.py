@@ -23,7 +23,7 @@ from typing import Any
 
 from gateway.allowlist import Allowlist, UserMatcher
 from gateway.app import App, configure_logging, open_app
-from gateway.attachments import unread_attachment_notice, unsupported_reply
+from gateway.attachments import unread_attachment_notice
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.config import Config, ConfigError, hermes_home
@@ -31,6 +31,7 @@ from gateway.daemon_lock import DaemonLock, DaemonRunningError
 from gateway.delivery import Deliverer, RetryPolicy
 from gateway.event_loop import first_of, running_loop_name, stop_signals
 from gateway.inbound import InboundMessage
+from gateway.media.prepare import MediaReader, PreparedMedia
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter, PlatformAuthError
 from gateway.platforms.registry import PLATFORMS
 from gateway.reports import health_text
@@ -116,6 +117,8 @@ class Gateway:
             idle_seconds=idle_seconds,
             hold_seconds=hold_seconds,
         )
+        self.media = MediaReader(app.config.media, app.services.model)
+        """Reads the photos, files and voice notes of a turn before the model sees it."""
         self.delivery = Deliverer(
             app.repo, self.adapters, RetryPolicy.from_settings(app.config.gateway)
         )
@@ -184,6 +187,7 @@ class Gateway:
             task.cancel()
         for adapter in self.adapters.values():
             await adapter.stop()
+        await self.media.aclose()
 
     async def resume_pending(self) -> int:
         """Handle messages recorded before a restart but never answered; returns how many."""
@@ -306,12 +310,15 @@ class Gateway:
             await self._run_command(first, first.command)
             return
         attached = [kind for message in batch for kind in message.attachments]
-        if not any(message.text for message in batch):
-            # Nothing the model could read: say so instead of staying silent.
-            await self.delivery.deliver(batch, [unsupported_reply(attached)])
-            return
-        notices = [unread_attachment_notice(attached)] if attached else []
         adapter = self.adapters[first.platform]
+        media = PreparedMedia()
+        if stored_message_id is None:  # a resumed turn's content is stored already
+            media = await self.media.prepare(batch, adapter.fetch_file, first.platform)
+            if not any(message.text for message in batch) and not media.parts:
+                # Nothing the model could read: say so instead of staying silent.
+                await self.delivery.deliver(batch, media.replies_instead(attached))
+                return
+        notices = [*media.notices, *([unread_attachment_notice(attached)] if attached else [])]
         address = _address(batch[-1])
         link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
         started = time.perf_counter()
@@ -319,7 +326,7 @@ class Gateway:
             async with adapter.typing(DeliveryTarget.of(batch[-1])):
                 reply = await self.app.sessions.run_turn(
                     address,
-                    merge_texts(batch),
+                    media.content(merge_texts(batch)),
                     source=TurnSource(link, stored_message_id),
                     sent_at=batch_sent_at(batch),
                 )

@@ -19,8 +19,15 @@ from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
 from agent.session_clock import SENT_AT_KEY, SessionClock
 from agent.session_policy import SessionPolicy
 from agent.tools import build_registry
-from agent.types import CompactionResult, CompactionTrigger, Message, MessageBookkeeping
+from agent.types import (
+    CompactionResult,
+    CompactionTrigger,
+    Message,
+    MessageBookkeeping,
+    UserContent,
+)
 from gateway.hygiene import needs_hygiene
+from gateway.media.blobs import BlobStore, hydrate_context
 from gateway.recorder import StoreRecorder
 from gateway.services import AgentServices, current_session_id
 from gateway.store.records import InboundLink, SessionRecord
@@ -64,7 +71,7 @@ class TurnReply:
     """The context policy's compaction applied before the turn (``cold_start``, ``idle``)."""
 
 
-def _user_message(text: str, source: TurnSource | None) -> Message:
+def _user_message(text: UserContent, source: TurnSource | None) -> Message:
     message: Message = {"role": "user", "content": text}
     if source is not None and source.link.platform_message_ids:
         links: MessageBookkeeping = {
@@ -180,6 +187,7 @@ class SessionRuntime:
         if record.engine != engine_name:
             await repo.update_session(record.id, engine=engine_name)
         context = await repo.load_context(record.id)
+        hydrate_context(context, BlobStore(services.config.media.blob_path()))
         clock = SessionClock.measured_by(context, services.elapsed)
         engine = build_engine(services, engine_name, clock)
         await engine.on_session_start(record.id, dict(record.engine_state or {}))
@@ -201,10 +209,11 @@ class SessionRuntime:
             self.context.extend(stubs)
 
     async def run_turn(
-        self, text: str, *, source: TurnSource | None = None, sent_at: float | None = None
+        self, text: UserContent, *, source: TurnSource | None = None, sent_at: float | None = None
     ) -> TurnReply:
         """Store the user's message, run hygiene, then one agent turn.
 
+        ``text`` is the message's content: a string, or content parts (attachments, text).
         The message is stored first, so nothing received is ever lost, and hygiene compacts
         with it in view (the previous turn is complete, so all of it may be summarised). With
         the ``source`` of a turn a crash interrupted after its message was stored, the turn
@@ -221,7 +230,7 @@ class SessionRuntime:
             current_session_id.reset(token)
 
     async def _run_turn(
-        self, text: str, source: TurnSource | None, sent_at: float | None
+        self, text: UserContent, source: TurnSource | None, sent_at: float | None
     ) -> TurnReply:
         reply = TurnReply(text="")
         last_call_at = self.clock.newest
@@ -354,6 +363,7 @@ class SessionRuntime:
     async def reload(self) -> None:
         """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""
         self.context[:] = await self.services.repo.load_context(self.session_id)
+        hydrate_context(self.context, BlobStore(self.services.config.media.blob_path()))
         self.loop.provider_session.reset()
         await self._ensure_consistent()
 

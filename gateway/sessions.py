@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 
+from agent.types import UserContent
 from gateway.services import AgentServices
 from gateway.session_runtime import SessionAddress, SessionRuntime, TurnReply, TurnSource
 
@@ -58,7 +59,7 @@ class SessionManager:
     async def run_turn(
         self,
         address: SessionAddress,
-        text: str,
+        text: UserContent,
         *,
         source: TurnSource | None = None,
         sent_at: float | None = None,

@@ -16,7 +16,9 @@ from the client's tiktoken estimate, as the real tokenizer does:
   adds a tool-use system prompt of about that size);
 - tool_use: ``ceil(len(name + canonical JSON of input) / 4)`` + block overhead;
 - tool_result: its content counted as above + block overhead;
-- image (and non-text document): a flat ``IMAGE_TOKENS``;
+- image: ``width x height / 750`` after the API's downsizing to a 1568 px long edge; a PDF
+  document its pages (see :mod:`sandbox.anthropic_media`); a flat ``IMAGE_TOKENS`` for what
+  cannot be measured (a URL source);
 - anything else: its canonical JSON, as text.
 
 ``cache_control`` markers never count and never change a prefix key, so moving a breakpoint
@@ -30,6 +32,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from sandbox.anthropic_media import document_block_tokens, image_block_tokens
 
 CHARS_PER_TOKEN = 4
 BLOCK_OVERHEAD_TOKENS = 2
@@ -69,7 +73,7 @@ def content_block_tokens(block: dict[str, Any]) -> int:
     if kind == "text":
         return text_tokens(str(block.get("text", ""))) + BLOCK_OVERHEAD_TOKENS
     if kind == "image":
-        return IMAGE_TOKENS
+        return image_block_tokens(block) or IMAGE_TOKENS
     if kind == "tool_use":
         name = str(block.get("name", ""))
         return text_tokens(name + canonical_json(block.get("input", {}))) + BLOCK_OVERHEAD_TOKENS
@@ -83,7 +87,7 @@ def content_block_tokens(block: dict[str, Any]) -> int:
         source = block.get("source")
         if isinstance(source, dict) and source.get("type") == "text":
             return text_tokens(str(source.get("data", ""))) + BLOCK_OVERHEAD_TOKENS
-        return IMAGE_TOKENS
+        return document_block_tokens(block) or IMAGE_TOKENS
     return text_tokens(canonical_json(without_cache_control(block))) + BLOCK_OVERHEAD_TOKENS
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sandbox.anthropic_media import MediaError, check_request_media
 from sandbox.anthropic_prompt import iter_cache_controls, message_blocks
 
 MAX_CACHE_BREAKPOINTS = 4
@@ -50,6 +51,10 @@ def validate_request(
     _check_tool_choice(body.get("tool_choice"), tool_names)
     _check_system(body.get("system"))
     _check_messages(body["messages"], strict_alternation)
+    try:
+        check_request_media(body["messages"])
+    except MediaError as exc:
+        raise InvalidRequest(str(exc)) from exc
     _check_tool_pairing(body["messages"], tool_names)
     _check_cache_controls(body)
 

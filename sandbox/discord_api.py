@@ -17,6 +17,7 @@ import secrets
 
 from aiohttp import web
 
+from sandbox.discord_cdn import AttachmentCdn
 from sandbox.discord_gateway import DiscordGateway
 from sandbox.discord_rest import DEFAULT_RATE_LIMIT, DEFAULT_RATE_LIMIT_WINDOW_S, DiscordRestApi
 from sandbox.discord_world import CHANNEL_TYPE_DM, CHANNEL_TYPE_PUBLIC_THREAD, JSON, DiscordWorld
@@ -60,6 +61,8 @@ class DiscordEmulator:
         self.rest = DiscordRestApi(self.world, self.gateway, token=self.token)
         self.rest.rate_limiter.limit = rate_limit
         self.rest.rate_limiter.window_s = rate_limit_window
+        self.cdn = AttachmentCdn()
+        """Attachment bytes: ``cdn.upload(...)`` gives an object for ``push_message``."""
         self.api_base_url = ""
         self.gateway_url = ""
         self._runner: web.AppRunner | None = None
@@ -70,6 +73,7 @@ class DiscordEmulator:
         """Serve REST and the gateway on host:port (0 picks a free port)."""
         app = web.Application(middlewares=[self.rest.middleware])
         self.rest.add_routes(app, API_PREFIX)
+        self.cdn.add_routes(app)
         app.router.add_get(GATEWAY_PATH, self.gateway.handle)
         self._runner = web.AppRunner(
             app, handler_cancellation=True, shutdown_timeout=SERVER_SHUTDOWN_TIMEOUT_S
@@ -79,6 +83,7 @@ class DiscordEmulator:
         await site.start()
         bound_port = self._runner.addresses[0][1]
         self.api_base_url = f"http://{host}:{bound_port}{API_PREFIX}"
+        self.cdn.root_url = f"http://{host}:{bound_port}"
         self.gateway_url = f"ws://{host}:{bound_port}{GATEWAY_PATH}"
         self.rest.gateway_url = self.gateway_url
 

@@ -22,6 +22,7 @@ from aiohttp import web
 
 from sandbox.telegram_chats import ApiObject, ChatDirectory
 from sandbox.telegram_faults import FaultPlan, FloodControl
+from sandbox.telegram_files import FileStore, MediaUpdates
 from sandbox.telegram_methods import BotApiMethods
 from sandbox.telegram_poison import PROXY_PAGE, UpdateFaults
 from sandbox.telegram_text import detect_entities, split_like_client, trim_text
@@ -50,7 +51,7 @@ _POLL_ENDED_BY_WEBHOOK = "Conflict: terminated by setWebhook request"
 _WEBHOOK_METHODS = frozenset({"setWebhook", "deleteWebhook"})
 
 
-class TelegramEmulator(UpdateFaults):
+class TelegramEmulator(UpdateFaults, MediaUpdates):
     """A local Bot API server with a scriptable world: push user messages, inspect replies."""
 
     def __init__(
@@ -84,6 +85,9 @@ class TelegramEmulator(UpdateFaults):
             FloodControl(clock) if enforce_rate_limits else None,
             self._webhook,
         )
+        self.files = FileStore()
+        """Files users sent (``files.downloads``: what the bot downloaded)."""
+        self._api.register("getFile", self.files.get_file)
         self.calls: list[tuple[str, Params]] = []
         """Every API call in arrival order: (method name as the API spells it, decoded params)."""
         self._updates_changed = Signal()
@@ -389,7 +393,10 @@ class TelegramEmulator(UpdateFaults):
     async def _handle_file(self, request: web.Request) -> web.Response:
         if request.match_info["token"] != self.token:
             return ApiError(401, "Unauthorized").to_response()
-        return ApiError(404, "Not Found").to_response()
+        data = self.files.download(request.match_info["path"])
+        if data is None:
+            return ApiError(404, "Not Found").to_response()
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def _get_updates(self, params: Params) -> list[Update]:
         """Long poll: answer as soon as updates exist, else after `timeout` seconds."""

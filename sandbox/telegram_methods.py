@@ -83,6 +83,10 @@ class BotApiMethods:
         # Telegram matches method names case-insensitively.
         self._table = {name.lower(): (name, method) for name, method in methods.items()}
 
+    def register(self, name: str, method: Method) -> None:
+        """Serve one more method (e.g. ``getFile`` from the emulator's file store)."""
+        self._table[name.lower()] = (name, method)
+
     def canonical_name(self, method: str) -> str | None:
         """The API's spelling of a method name, or None if the emulator does not know it."""
         entry = self._table.get(method.lower())

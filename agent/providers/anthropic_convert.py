@@ -13,6 +13,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from agent.attachments import ATTACHMENT_KEY, sendable_part
 from agent.types import Message, ModelResponse, Usage
 
 Block = dict[str, Any]
@@ -26,6 +27,10 @@ MISSING_RESULT_TEXT = "(no result: the tool call was interrupted)"
 
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _DATA_URL = re.compile(r"^data:(?P<media>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)$", re.DOTALL)
+
+
+_NOT_WIRE = frozenset({"cache_control", ATTACHMENT_KEY})
+"""Part keys that are not block fields (the marker is re-added below; the reference is ours)."""
 
 
 # ---------------------------------------------------------------- content parts to blocks
@@ -47,6 +52,7 @@ def _image_block(part: dict[str, Any]) -> Block | None:
 
 def _part_to_block(part: Any) -> Block | None:
     """One content part as a block, or None when it is blank text (the API refuses those)."""
+    part = sendable_part(part)
     if isinstance(part, str):
         part = {"type": "text", "text": part}
     if not isinstance(part, dict):
@@ -59,7 +65,7 @@ def _part_to_block(part: Any) -> Block | None:
         block = _image_block(part)
     else:
         # Already an Anthropic block (image, document ...): pass it on, minus bookkeeping keys.
-        block = {k: v for k, v in part.items() if k != "cache_control" and not k.startswith("_")}
+        block = {k: v for k, v in part.items() if k not in _NOT_WIRE and not k.startswith("_")}
     if block is not None and "cache_control" in part:
         block["cache_control"] = part["cache_control"]
     return block

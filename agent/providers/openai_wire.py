@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agent.attachments import ATTACHMENT_KEY, attachment_of, sendable_part
 from agent.providers.history_changes import first_changed, spot_check_positions
 from agent.providers.wire_body import EncodedRun, WireBody, dumps_json, object_head
 from agent.types import Message, without_bookkeeping
@@ -25,9 +26,28 @@ def _wire_tool_call(call: dict[str, Any]) -> dict[str, Any]:
     return {**call, "function": {**function, "arguments": json.dumps(arguments or {})}}
 
 
+def _wire_part(part: Any) -> Any:
+    """A content part as chat-completions takes it: a PDF document block becomes a ``file``
+    part (base64 data URL); our attachment reference stays home."""
+    part = sendable_part(part)
+    if not isinstance(part, dict) or ATTACHMENT_KEY not in part:
+        return part
+    wire = {key: value for key, value in part.items() if key != ATTACHMENT_KEY}
+    if wire.get("type") == "document" and isinstance(wire.get("source"), dict):
+        source = wire.pop("source")
+        ref = attachment_of(part)
+        data_url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+        name = (ref.file_name if ref else None) or "document.pdf"
+        wire.update({"type": "file", "file": {"filename": name, "file_data": data_url}})
+    return wire
+
+
 def to_openai_message(message: Message) -> Message:
-    """A history message as it goes on the wire: no bookkeeping keys, arguments as JSON text."""
+    """A history message as it goes on the wire: no bookkeeping keys, arguments as JSON text,
+    attachment parts in chat-completions form."""
     wire = without_bookkeeping(message)
+    if isinstance(wire.get("content"), list):
+        wire["content"] = [_wire_part(part) for part in wire["content"]]
     if wire.get("tool_calls"):
         wire["tool_calls"] = [_wire_tool_call(call) for call in wire["tool_calls"]]
     return wire

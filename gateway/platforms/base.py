@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gateway.commands import CommandRegistry, default_registry
 from gateway.inbound import InboundMessage
+from gateway.media.items import MediaItem, MediaUnavailable
 from gateway.quarantine import DeadLetter, QuarantineCallback
 from gateway.text_split import split_message
 
@@ -104,6 +105,14 @@ class PlatformAdapter(abc.ABC):
     @abc.abstractmethod
     async def send_typing(self, target: DeliveryTarget) -> None:
         """Show the typing indicator once."""
+
+    async def fetch_file(self, item: MediaItem) -> bytes:
+        """The bytes of an attachment this platform announced (``item.file_id``).
+
+        Raises :class:`MediaUnavailable` when they cannot be had; adapters that serve files
+        override this.
+        """
+        raise MediaUnavailable(f"{self.name} does not serve files")
 
     def classify_send_error(self, error: Exception) -> SendFailure:
         """Whether a failed :meth:`send_part` may succeed later; adapters know their client's

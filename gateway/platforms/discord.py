@@ -30,8 +30,9 @@ import warnings
 import aiohttp
 import yarl
 
-from gateway.config import DiscordSettings
+from gateway.config import DiscordSettings, MediaSettings
 from gateway.inbound import InboundMessage
+from gateway.media.items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
     CatchUpSource,
     DeliveryTarget,
@@ -44,11 +45,11 @@ from gateway.platforms.discord_intake import (
     INTENT_HELP,
     PLATFORM,
     MessageIntake,
-    attachment_kinds,
     connection_failure,
     guard_parsers,
     token_rejected_text,
 )
+from gateway.platforms.discord_media import discord_media
 from gateway.text_split import DISCORD_MESSAGE_LIMIT
 
 with warnings.catch_warnings():
@@ -93,8 +94,11 @@ class DiscordAdapter(PlatformAdapter):
     message_limit = DISCORD_MESSAGE_LIMIT
     typing_interval = TYPING_INTERVAL_SECONDS
 
-    def __init__(self, settings: DiscordSettings, token: str) -> None:
+    def __init__(
+        self, settings: DiscordSettings, token: str, media: MediaSettings | None = None
+    ) -> None:
         self.settings = settings
+        self.media = media or MediaSettings()
         self._token = token
         intents = discord.Intents.default()
         intents.message_content = True
@@ -313,8 +317,8 @@ class DiscordAdapter(PlatformAdapter):
         if in_guild and self.settings.require_mention and not mentioned:
             return None
         text = re.sub(rf"<@!?{me.id}>", "", message.content).strip()
-        attachments = attachment_kinds(message)
-        if not text and not attachments:
+        media, unread = discord_media(message)
+        if not text and not media and not unread:
             return None
         return InboundMessage(
             platform=PLATFORM,
@@ -327,8 +331,18 @@ class DiscordAdapter(PlatformAdapter):
             chat_type="group" if in_guild else "private",
             mentioned=mentioned,
             sent_at=message.created_at.timestamp(),
-            attachments=attachments,
+            attachments=unread,
+            media=media,
         )
+
+    async def fetch_file(self, item: MediaItem) -> bytes:
+        """An attachment's bytes from its CDN URL, through discord.py's HTTP session."""
+        if item.file_id is None:
+            raise MediaUnavailable("no attachment URL")
+        try:
+            return await self.client.http.get_from_cdn(item.file_id)
+        except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
+            raise MediaUnavailable(f"discord: {type(exc).__name__}") from exc
 
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:
         if any(user.id == bot_id for user in message.mentions):

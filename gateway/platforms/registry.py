@@ -38,7 +38,8 @@ class PlatformSpec:
     title: str
     """How people write the platform's name ("Telegram"), for messages."""
     adapter: str
-    """``"module:Class"`` of the adapter, constructed as ``Class(settings, token)``."""
+    """``"module:Class"`` of the adapter, constructed as ``Class(settings, token, media)``
+    (``media``: the ``media`` section of the config)."""
     probe: str | None = None
     """``"module:function"`` of its ``hermes doctor`` check, an ``async (settings, token) ->
     (status, line)`` that asks the platform whether the token works, spending nothing."""
@@ -59,7 +60,7 @@ class PlatformSpec:
         token = require_secret(settings.token_env, f"the {self.title} bot token")
         module_name, class_name = self.adapter.split(":")
         adapter_class = getattr(importlib.import_module(module_name), class_name)
-        adapter: PlatformAdapter = adapter_class(settings, token)
+        adapter: PlatformAdapter = adapter_class(settings, token, config.media)
         return adapter
 
     async def check_token(self, config: Config) -> tuple[str, str] | None:

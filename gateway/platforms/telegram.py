@@ -31,8 +31,9 @@ from telegram.error import (
 )
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
-from gateway.config import ConfigError, TelegramSettings
+from gateway.config import ConfigError, MediaSettings, TelegramSettings
 from gateway.markdown_render import RENDER_MARGIN, TELEGRAM_PARSE_MODE, markdown_to_telegram
+from gateway.media.items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
     DeliveryTarget,
     InboundCallback,
@@ -91,7 +92,9 @@ class TelegramAdapter(PlatformAdapter):
     message_limit = TELEGRAM_MESSAGE_LIMIT - RENDER_MARGIN
     typing_interval = TYPING_INTERVAL_SECONDS
 
-    def __init__(self, settings: TelegramSettings, token: str) -> None:
+    def __init__(
+        self, settings: TelegramSettings, token: str, media: MediaSettings | None = None
+    ) -> None:
         self.settings = settings
         self.typing_delay = settings.typing_delay
         # Typed as Any: each builder call changes ApplicationBuilder's generic parameters.
@@ -114,6 +117,7 @@ class TelegramAdapter(PlatformAdapter):
                 lambda: self.bot,
                 per_user_sessions=settings.per_user_sessions_in_groups,
                 commands=lambda: self.commands,
+                photo_pixels=(media or MediaSettings()).max_photo_pixels,
             ),
             lambda: self._on_message,
             self.keep_dead_letter,
@@ -239,6 +243,16 @@ class TelegramAdapter(PlatformAdapter):
             log.warning("telegram: formatting rejected (%s); sending plain text", exc)
             sent = await self.bot.send_message(int(target.chat_id), text, **extra)
         return str(sent.message_id)
+
+    async def fetch_file(self, item: MediaItem) -> bytes:
+        """getFile, then the download (python-telegram-bot's own calls)."""
+        if item.file_id is None:
+            raise MediaUnavailable("no file id")
+        try:
+            file = await self.bot.get_file(item.file_id)
+            return bytes(await file.download_as_bytearray())
+        except TelegramError as exc:
+            raise MediaUnavailable(f"telegram: {type(exc).__name__}") from exc
 
     async def send_typing(self, target: DeliveryTarget) -> None:
         extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}

@@ -20,6 +20,7 @@ from telegram import Bot, Message, MessageEntity, Update
 from gateway.commands import CommandRegistry, default_registry
 from gateway.inbound import InboundMessage
 from gateway.platforms.base import InboundCallback
+from gateway.platforms.telegram_media import media_items, unread_kinds
 from gateway.quarantine import DeadLetter, QuarantineCallback
 from gateway.text_split import utf16_len
 
@@ -30,25 +31,8 @@ POISON_ATTEMPTS = 3
 """Failed hand-overs of one update before it is quarantined instead of retried again."""
 CLIENT_SPLIT_THRESHOLD = 3800
 """A user message at least this long (UTF-16 units) may be the first piece of a longer paste."""
-ATTACHMENT_FIELDS = (
-    "animation",  # before document: a GIF message carries both
-    "audio",
-    "contact",
-    "dice",
-    "document",
-    "game",
-    "paid_media",
-    "photo",
-    "poll",
-    "sticker",
-    "story",
-    "venue",  # before location: a venue message carries both
-    "location",
-    "video_note",
-    "video",
-    "voice",
-)
-"""Message fields holding content other than text, in the order that names a message's kind."""
+DEFAULT_PHOTO_PIXELS = 4_000_000
+"""The photo size budget when none is configured (``media.max_photo_pixels``)."""
 
 
 class PoisonUpdate(Exception):
@@ -70,11 +54,6 @@ def telegram_session_key(
     if chat_type != "private" and per_user:
         key += f":user:{user_id}"
     return key
-
-
-def attachment_kind(message: Message) -> str | None:
-    """The kind of non-text content the message carries ("photo", "voice", ...), if any."""
-    return next((name for name in ATTACHMENT_FIELDS if getattr(message, name, None)), None)
 
 
 def parse_update(raw: Any, bot: Bot) -> Update:
@@ -109,9 +88,11 @@ class MessageReader:
         *,
         per_user_sessions: bool,
         commands: Callable[[], CommandRegistry] | None = None,
+        photo_pixels: int = DEFAULT_PHOTO_PIXELS,
     ) -> None:
         self._bot = bot
         self._per_user = per_user_sessions
+        self._photo_pixels = photo_pixels
         default = default_registry()
         self._commands = commands or (lambda: default)
         """The runner's commands: a group message calling one of them is for the bot."""
@@ -128,8 +109,9 @@ class MessageReader:
             # parse_update keeps only messages with a sender; a caller that skipped it errs.
             raise ValueError("a message without a sender")
         text = message.text if message.text is not None else (message.caption or "")
-        kind = attachment_kind(message) if message.text is None else None
-        if not text and kind is None:
+        media = media_items(message, self._photo_pixels) if message.text is None else ()
+        unread = unread_kinds(message) if message.text is None else ()
+        if not text and not media and not unread:
             return None
         chat = message.chat
         mentioned = self._is_addressed(message, text)
@@ -151,9 +133,12 @@ class MessageReader:
             username=user.username,
             chat_type=chat.type,
             mentioned=mentioned,
-            may_continue=utf16_len(message.text or "") >= CLIENT_SPLIT_THRESHOLD,
+            # An album comes as several messages: hold each piece for the rest (one turn).
+            may_continue=utf16_len(message.text or "") >= CLIENT_SPLIT_THRESHOLD
+            or message.media_group_id is not None,
             sent_at=message.date.timestamp(),
-            attachments=(kind,) if kind else (),
+            attachments=unread,
+            media=media,
         )
 
     def _is_addressed(self, message: Message, text: str) -> bool:

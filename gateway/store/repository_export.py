@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from agent.attachments import message_attachments
 from gateway.store.records import CompactionRecord, MessageRecord
 from gateway.store.repository_compactions import CompactionQueries
 from gateway.store.repository_messages import message_record
@@ -47,8 +48,13 @@ class ExportQueries(CompactionQueries):
 
 
 def exported_message(record: MessageRecord) -> dict[str, Any]:
-    """A stored message as an export line: every column, ``"type": "message"``."""
-    return {"type": "message", **_json_safe(asdict(record))}
+    """A stored message as an export line: every column, ``"type": "message"``, and the
+    references of its attachments (``"attachments"``: blob SHA-256, MIME type, size...)."""
+    line = {"type": "message", **_json_safe(asdict(record))}
+    attached = message_attachments(record.content)
+    if attached:
+        line["attachments"] = [ref.to_dict() for ref in attached]
+    return line
 
 
 def exported_compaction(record: CompactionRecord) -> dict[str, Any]:

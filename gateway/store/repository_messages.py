@@ -8,11 +8,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, func, insert, select, true, update
 
+from agent.attachments import message_attachments, stored_content
 from agent.types import BOOKKEEPING_PREFIX, Message
 from gateway.store.records import MESSAGE_KIND, MESSAGE_KINDS, InboundLink, MessageRecord
 from gateway.store.repository_base import NotFoundError, RepositoryBase, rowcount, touch_session
 from gateway.store.repository_replies import tie_inbound
-from gateway.store.tables import MessageRow, messages_table, utcnow
+from gateway.store.tables import MessageRow, attachments_table, messages_table, utcnow
 
 _NEXT_CTX_POS = (
     select(func.coalesce(func.max(MessageRow.ctx_pos) + 1, 0))
@@ -67,7 +68,7 @@ class MessageQueries(RepositoryBase):
             for message, tokens in zip(messages, token_counts, strict=True)
         ]
         if len(rows) == 1:
-            return [await self._append_one(session_id, rows[0], now, answers)]
+            return [await self._append_one(session_id, rows[0], now, answers, messages[0])]
 
         def insert_at_end(connection: Connection) -> list[int]:
             first_pos = _next_ctx_pos(connection, session_id)
@@ -75,12 +76,18 @@ class MessageQueries(RepositoryBase):
             touch_session(connection, session_id, updated_at=now)
             ids = insert_in_context(connection, session_id, positioned)
             _link_inbound(connection, answers, ids[0], now)
+            insert_attachments(connection, ids, messages)
             return ids
 
         return await self._write(insert_at_end)
 
     async def _append_one(
-        self, session_id: int, row: dict[str, Any], now: datetime, answers: InboundLink | None
+        self,
+        session_id: int,
+        row: dict[str, Any],
+        now: datetime,
+        answers: InboundLink | None,
+        message: Message,
     ) -> int:
         """The common case (one message a time, every turn): one INSERT ... RETURNING whose
         context position is computed in the same statement, plus the session's timestamp."""
@@ -91,6 +98,7 @@ class MessageQueries(RepositoryBase):
             row_id = int(connection.execute(_APPEND_ONE, values).scalar_one())
             touch_session(connection, session_id, updated_at=now)
             _link_inbound(connection, answers, row_id, now)
+            insert_attachments(connection, [row_id], [message])
             return row_id
 
         return await self._write(insert_at_end)
@@ -154,6 +162,32 @@ class MessageQueries(RepositoryBase):
         await self._write(set_id)
 
 
+def insert_attachments(
+    connection: Connection, message_ids: Sequence[int], messages: Sequence[Message]
+) -> None:
+    """One ``attachments`` row per attachment the messages reference (their blobs are kept
+    already), in the same transaction as the messages."""
+    rows = [
+        {
+            "message_id": message_id,
+            "position": position,
+            "kind": ref.kind,
+            "sha256": ref.sha256,
+            "mime_type": ref.mime_type,
+            "size_bytes": ref.size,
+            "width": ref.width,
+            "height": ref.height,
+            "pages": ref.pages,
+            "file_name": ref.file_name,
+            "platform_file_id": ref.platform_file_id,
+        }
+        for message_id, message in zip(message_ids, messages, strict=True)
+        for position, ref in enumerate(message_attachments(message.get("content")))
+    ]
+    if rows:
+        connection.execute(insert(attachments_table), rows)
+
+
 def _link_inbound(
     connection: Connection, answers: InboundLink | None, message_id: int, now: datetime
 ) -> None:
@@ -191,7 +225,7 @@ def message_row_values(
     return {
         "session_id": session_id,
         "role": message["role"],
-        "content": message.get("content"),
+        "content": stored_content(message.get("content")),
         "tool_calls": message.get("tool_calls"),
         "tool_call_id": message.get("tool_call_id"),
         "extra": extra or None,

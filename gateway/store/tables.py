@@ -150,6 +150,25 @@ class MessageRow(Base):
     """The platform's time of the message (epoch seconds), when it came with one."""
 
 
+class AttachmentRow(Base):
+    """One attachment of a message: its blob (by SHA-256) and what the platform said of it."""
+
+    __tablename__ = "attachments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    message_id: Mapped[int] = mapped_column(ForeignKey("messages.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String)
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    mime_type: Mapped[str] = mapped_column(String)
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    width: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    height: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    pages: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    file_name: Mapped[str | None] = mapped_column(String, nullable=True)
+    platform_file_id: Mapped[str | None] = mapped_column(String, nullable=True)
+
+
 class ApiUsageRow(Base):
     """Token usage and cost of one model API call."""
 
@@ -281,6 +300,8 @@ metadata = Base.metadata
 
 messages_table = cast(Table, MessageRow.__table__)
 """The messages table for Core statements: bulk inserts skip the ORM entirely."""
+attachments_table = cast(Table, AttachmentRow.__table__)
+"""The attachments table for Core statements (written with their message)."""
 
 
 def include_core_object(

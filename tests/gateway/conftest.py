@@ -73,6 +73,8 @@ def gateway_config(
     telegram_settings: dict[str, Any] | None = None,
     discord_settings: dict[str, Any] | None = None,
     gateway_settings: dict[str, Any] | None = None,
+    media_settings: dict[str, Any] | None = None,
+    model_settings: dict[str, Any] | None = None,
 ) -> Config:
     """A config whose model, database and platforms all point at the test's emulators."""
     platforms: dict[str, Any] = {}
@@ -104,10 +106,12 @@ def gateway_config(
                 "base_url": anthropic.base_url,
                 "api_key_env": MODEL_KEY_ENV,
                 "max_retries": 0,
+                **(model_settings or {}),
             },
             "database": {"url": default_database_url(tmp_path / "home")},
             "platforms": platforms,
             "gateway": gateway_settings or {},
+            "media": media_settings or {},
         }
     )
 

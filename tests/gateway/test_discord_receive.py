@@ -1,12 +1,17 @@
-"""Discord's receive path: attachments are never met with silence, allowlist entries are typed,
-and a reset token stops the adapter with one clear error (the daemon then has nothing left)."""
+"""Discord's receive path: attachments reach the model or get a notice, never silence; allowlist
+entries are typed, and a reset token stops the adapter with one clear error (the daemon then has
+nothing left)."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import logging
+from typing import Any
 
 import pytest
+from PIL import Image
 
 from gateway.platforms.discord import DiscordAdapter
 from gateway.run import Gateway
@@ -28,48 +33,94 @@ def discord_adapter(gateway: Gateway) -> DiscordAdapter:
     return adapter
 
 
+def _png(width: int, height: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), "olive").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _last_user_blocks(anthropic: AnthropicEmulator) -> list[dict[str, Any]]:
+    user = [m for m in anthropic.requests[-1].body["messages"] if m["role"] == "user"][-1]
+    content = user["content"]
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [{k: v for k, v in block.items() if k != "cache_control"} for block in content]
+
+
+async def test_an_image_and_a_pdf_attachment_reach_the_model_with_the_text(
+    run_gateway: GatewayFactory, discord_emulator: DiscordEmulator, anthropic: AnthropicEmulator
+) -> None:
+    picture = _png(300, 200)
+    pdf = b"%PDF-1.4 /Type /Page\n%%EOF"
+    async with run_gateway(discord=discord_emulator):
+        image = discord_emulator.cdn.upload("bird.png", "image/png", picture, width=300, height=200)
+        discord_emulator.push_message(
+            DM_ID, "is this a heron?", author_id=ALICE_ID, attachments=[image]
+        )
+        sent = await discord_emulator.wait_for_sent(DM_ID, 1, timeout=WAIT)
+        block, caption = _last_user_blocks(anthropic)
+        assert block["type"] == "image"
+        assert base64.b64decode(block["source"]["data"]) == picture
+        assert caption == {"type": "text", "text": "is this a heron?"}
+        assert sent[0]["content"].startswith("Noted: is this a heron?")
+        document = discord_emulator.cdn.upload("notes.pdf", "application/pdf", pdf)
+        discord_emulator.push_message(DM_ID, "", author_id=ALICE_ID, attachments=[document])
+        await discord_emulator.wait_for_sent(DM_ID, 2, timeout=WAIT)
+        [block] = _last_user_blocks(anthropic)
+        assert block["type"] == "document"
+        assert base64.b64decode(block["source"]["data"]) == pdf
+    assert discord_emulator.cdn.downloads == ["bird.png", "notes.pdf"]
+
+
+async def test_an_attachment_over_25_mb_gets_a_notice_without_a_download(
+    run_gateway: GatewayFactory, discord_emulator: DiscordEmulator, anthropic: AnthropicEmulator
+) -> None:
+    async with run_gateway(discord=discord_emulator):
+        huge = discord_emulator.cdn.upload(
+            "scan.pdf", "application/pdf", b"%PDF", announced_size=30 * 1024 * 1024
+        )
+        discord_emulator.push_message(DM_ID, "", author_id=ALICE_ID, attachments=[huge])
+        sent = await discord_emulator.wait_for_sent(DM_ID, 1, timeout=WAIT)
+        assert '"scan.pdf" is too large' in sent[0]["content"]
+        assert "up to 25 MB" in sent[0]["content"]
+        discord_emulator.push_message(DM_ID, "plain text now", author_id=ALICE_ID)
+        sent = await discord_emulator.wait_for_sent(DM_ID, 2, timeout=WAIT)
+    assert sent[1]["content"].startswith("Noted: plain text now")
+    assert discord_emulator.cdn.downloads == []
+    assert [r.last_user_text for r in anthropic.requests] == ["plain text now"]
+
+
 @pytest.mark.parametrize(
-    ("item", "named"),
+    ("item", "expected"),
     [
-        (attachment(1, "cat.png", "image/png"), "images"),
-        (attachment(2, "voice-message.ogg", "audio/ogg", voice=True), "voice messages"),
-        (attachment(3, "notes.pdf", "application/pdf"), "files"),
+        (attachment(2, "voice-message.ogg", "audio/ogg", voice=True), "transcription is not"),
+        (attachment(3, "clip.mp4", "video/mp4"), "can't read videos yet"),
     ],
-    ids=["image", "voice", "file"],
+    ids=["voice", "video"],
 )
-async def test_an_attachment_without_text_gets_a_polite_reply_without_the_model(
+async def test_a_voice_message_or_a_video_gets_a_notice_without_the_model(
     run_gateway: GatewayFactory,
     discord_emulator: DiscordEmulator,
     anthropic: AnthropicEmulator,
     item: dict,
-    named: str,
+    expected: str,
 ) -> None:
     async with run_gateway(discord=discord_emulator):
         discord_emulator.push_message(DM_ID, "", author_id=ALICE_ID, attachments=[item])
-        sent = await discord_emulator.wait_for_sent(DM_ID, 1)
-    assert f"can't read {named} yet" in sent[0]["content"]
+        sent = await discord_emulator.wait_for_sent(DM_ID, 1, timeout=WAIT)
+    assert expected in sent[0]["content"]
     assert anthropic.requests == []
 
 
-async def test_a_sticker_gets_a_reply_and_text_with_an_image_is_answered_with_a_note(
+async def test_a_sticker_reaches_the_model_as_its_name(
     run_gateway: GatewayFactory, discord_emulator: DiscordEmulator, anthropic: AnthropicEmulator
 ) -> None:
     sticker = {"id": "749054660769218631", "name": "wave", "format_type": 1}
     async with run_gateway(discord=discord_emulator):
         discord_emulator.push_message(DM_ID, "", author_id=ALICE_ID, stickers=[sticker])
-        await discord_emulator.wait_for_sent(DM_ID, 1)
-        discord_emulator.push_message(
-            DM_ID,
-            "is this a heron?",
-            author_id=ALICE_ID,
-            attachments=[attachment(4, "bird.jpg", "image/jpeg")],
-        )
-        sent = await discord_emulator.wait_for_sent(DM_ID, 3)
-    texts = [message["content"] for message in sent]
-    assert "can't read stickers yet" in texts[0]
-    assert "images are not supported yet" in texts[1]
-    assert texts[2].startswith("Noted: is this a heron?")
-    assert [r.last_user_text for r in anthropic.requests] == ["is this a heron?"]
+        sent = await discord_emulator.wait_for_sent(DM_ID, 1, timeout=WAIT)
+    assert sent[0]["content"].startswith("Noted: [sticker: wave]")
+    assert [r.last_user_text for r in anthropic.requests] == ["[sticker: wave]"]
 
 
 async def test_an_allowed_id_does_not_admit_a_user_whose_username_is_that_number(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent.attachments import AttachmentRef, attachment_part, message_attachments
 from agent.context_engine import EngineContext
 from agent.engine_loader import load_context_engine
 from agent.tokens import cache_message_tokens, count_text_tokens
@@ -235,3 +236,31 @@ async def test_plugins_list_shows_the_lcm_engine(tmp_path):
     assert result.code == 0, result.stderr
     [line] = [line for line in result.stdout.splitlines() if " lcm " in line]
     assert line.startswith("*") and "project" in line
+
+
+async def test_a_summarised_photo_is_named_by_expand_and_never_sent_as_bytes(repo, tmp_path):
+    session = await repo.start_new_session("cli:photo", platform="cli", chat_id="photo")
+    ref = AttachmentRef("photo", "ef" * 32, "image/jpeg", 9, width=1280, height=960)
+    photo = {
+        "role": "user",
+        "content": [attachment_part(ref, b"jpeg-bytes"), {"type": "text", "text": "my cat"}],
+    }
+    context = [{"role": "system", "content": "You are helpful."}]
+    for turn in range(60):
+        user = photo if turn == 4 else {"role": "user", "content": f"request {turn}: " + "x " * 60}
+        context += [user, {"role": "assistant", "content": f"answer {turn}: " + "done " * 40}]
+    await append(repo, session.id, context)
+    engine = build(repo, good_model, tmp_path, expand_page_tokens=4_000)
+    await engine.on_session_start(session.id, {})
+    result = await compact(engine, repo, session.id, context)
+    leaf = next(
+        n for n in await engine.store.nodes([session.id])
+        if n.is_leaf and n.first_message_id <= photo["_id"] <= n.last_message_id
+    )  # fmt: skip
+
+    text = await engine.handle_tool_call("lcm_expand", {"node_id": leaf.id})
+
+    assert "[image: photo, 1280x960]\nmy cat" in text
+    assert "anBlZy1ieXRlcw" not in str(result.messages)  # base64 of the bytes
+    stored = [m for m in await repo.all_messages(session.id) if m.id == photo["_id"]]
+    assert message_attachments(stored[0].content) == [ref]

@@ -105,6 +105,8 @@ def test_unknown_models_get_128k_context_zero_prices_and_known_false() -> None:
         min_cacheable_tokens=1_024,
         family="other",
         known=False,
+        vision=False,  # an unknown local model may read no images: it gets placeholders
+        reads_pdf=False,
     )
 
 

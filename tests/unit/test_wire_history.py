@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent.attachments import AttachmentRef, attachment_part, placeholder_part, stored_content
 from agent.prompt_caching import MarkedHistory, cache_breakpoints
 from agent.providers import wire_body
 from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
@@ -30,6 +31,19 @@ arguments = st.sampled_from(['{"x": 1}', "not json", "", "[1, 2]", '{"city": "Os
 tool_names = st.sampled_from(["clock", "calc", "gone"])
 
 
+_PHOTO = AttachmentRef("photo", "ab" * 32, "image/png", 3, width=4, height=3, shared_at=1.0e9)
+_PDF = AttachmentRef("document", "cd" * 32, "application/pdf", 4, pages=2, file_name="a.pdf")
+attachment_parts = st.sampled_from(
+    [
+        attachment_part(_PHOTO, b"png"),
+        attachment_part(_PDF, b"%PDF"),
+        placeholder_part(_PHOTO),
+        stored_content([attachment_part(_PHOTO, b"png")])[0],  # read back without its bytes
+    ]
+)
+"""Photos, PDFs and pruned placeholders as the gateway puts them into messages."""
+
+
 @st.composite
 def content(draw: st.DrawFn) -> Any:
     kind = draw(st.sampled_from(["str", "parts", "none"]))
@@ -39,10 +53,13 @@ def content(draw: st.DrawFn) -> Any:
         return None
     parts: list[Any] = []
     for _ in range(draw(st.integers(0, 3))):
-        if draw(st.booleans()):
+        kind = draw(st.sampled_from(["text", "image", "attached"]))
+        if kind == "text":
             parts.append({"type": "text", "text": draw(texts)})
-        else:
+        elif kind == "image":
             parts.append({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}})
+        else:
+            parts.append(draw(attachment_parts))
     return parts
 
 

@@ -1,0 +1,1 @@
+"""Media sent to the bot: the blob folder, image preparation, and turning files into content."""

@@ -1,0 +1,52 @@
+"""What the bot tells a person about media it did not read, short and specific."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent.attachments import AttachmentRef
+from gateway.media.items import MediaItem
+
+NO_TRANSCRIPTION = (
+    "(I can't listen to voice or audio messages here: transcription is not configured. "
+    "Please send your message as text.)"
+)
+TRANSCRIPTION_FAILED = "(I could not transcribe your voice message. Please send it as text.)"
+
+
+def _name(item: MediaItem) -> str:
+    return f'"{item.file_name}"' if item.file_name else f"that {item.kind}"
+
+
+def too_large(item: MediaItem, size_mb: float, limit_mb: float) -> str:
+    """The file is over the platform's download limit: it was not downloaded."""
+    return (
+        f"({_name(item)} is too large for me to open: {size_mb:.1f} MB, "
+        f"and I can only download files up to {limit_mb:g} MB.)"
+    )
+
+
+def not_fetched(item: MediaItem) -> str:
+    """The platform did not hand over the file."""
+    return f"(I could not download {_name(item)}; please try sending it again.)"
+
+
+def not_kept(item: MediaItem) -> str:
+    """The file came but could not be stored (the blob folder failed)."""
+    return f"(I could not keep {_name(item)} to look at it; please try again later.)"
+
+
+def unreadable_file(item: MediaItem) -> str:
+    """A file of a kind the bot does not read."""
+    return f"(I can't read {_name(item)}: I read images, PDFs and text files.)"
+
+
+def text_file_too_long(item: MediaItem, limit_kb: int) -> str:
+    """A text file over the configured size."""
+    return f"({_name(item)} is too long for me to read: I read text files up to {limit_kb} KB.)"
+
+
+def model_cannot_read(model: str, refs: Sequence[AttachmentRef]) -> str:
+    """The configured model reads no images (or PDFs): it only learnt that something came."""
+    kinds = "images" if all(ref.is_image for ref in refs) else "these files"
+    return f"({model} can't look at {kinds}; I only told it what you sent.)"
