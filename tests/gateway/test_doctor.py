@@ -9,44 +9,11 @@ from typing import Any
 
 import pytest
 
-from gateway.config import parse_config
 from gateway.doctor import run_doctor
-from gateway.store.db import default_database_url
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import DISCORD_TOKEN_ENV, MODEL_KEY_ENV, TELEGRAM_TOKEN_ENV
-
-
-def _config(
-    tmp_path: Path,
-    model_url: str,
-    telegram: TelegramEmulator | None = None,
-    discord: DiscordEmulator | None = None,
-) -> Any:
-    platforms: dict[str, Any] = {}
-    if telegram is not None:
-        platforms["telegram"] = {
-            "enabled": True,
-            "token_env": TELEGRAM_TOKEN_ENV,
-            "base_url": telegram.base_url,
-            "allowed_users": [1],
-        }
-    if discord is not None:
-        platforms["discord"] = {
-            "enabled": True,
-            "token_env": DISCORD_TOKEN_ENV,
-            "api_base_url": discord.api_base_url,
-            "gateway_url": discord.gateway_url,
-            "allowed_users": [1],
-        }
-    return parse_config(
-        {
-            "model": {"base_url": model_url, "api_key_env": MODEL_KEY_ENV, "max_retries": 0},
-            "platforms": platforms,
-            "database": {"url": default_database_url(tmp_path / "home")},
-        }
-    )
+from tests.gateway.conftest import DISCORD_TOKEN_ENV, TELEGRAM_TOKEN_ENV, gateway_config
 
 
 async def _doctor(config: Any, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
@@ -61,7 +28,7 @@ async def test_doctor_passes_against_working_services(
     telegram: TelegramEmulator,
     discord_emulator: DiscordEmulator,
 ) -> None:
-    config = _config(tmp_path, anthropic.base_url, telegram, discord_emulator)
+    config = gateway_config(tmp_path, anthropic, telegram=telegram, discord=discord_emulator)
     code, lines = await _doctor(config, capsys)
     assert code == 0, lines
     assert "[  ok] model claude-sonnet-4-5: the key and the endpoint answer (anthropic)" in lines
@@ -81,7 +48,7 @@ async def test_doctor_fails_on_a_wrong_model_key(
     emulator = AnthropicEmulator(api_key="the-right-key")  # the environment holds "test-key"
     await emulator.start()
     try:
-        code, lines = await _doctor(_config(tmp_path, emulator.base_url), capsys)
+        code, lines = await _doctor(gateway_config(tmp_path, emulator), capsys)
     finally:
         await emulator.stop()
     assert code == 1
@@ -92,12 +59,15 @@ async def test_doctor_fails_on_a_wrong_model_key(
 
 
 async def test_doctor_reports_a_dead_endpoint_as_unreachable(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], anthropic: AnthropicEmulator
 ) -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    code, lines = await _doctor(_config(tmp_path, f"http://127.0.0.1:{port}"), capsys)
+    config = gateway_config(
+        tmp_path, anthropic, model_settings={"base_url": f"http://127.0.0.1:{port}"}
+    )
+    code, lines = await _doctor(config, capsys)
     assert code == 1
     assert any(
         line.startswith("[FAIL] model claude-sonnet-4-5: cannot reach the endpoint")
@@ -116,7 +86,7 @@ async def test_doctor_fails_on_rejected_bot_tokens(
 ) -> None:
     monkeypatch.setenv(TELEGRAM_TOKEN_ENV, "123456:WRONG")
     monkeypatch.setenv(DISCORD_TOKEN_ENV, "not-the-token")
-    config = _config(tmp_path, anthropic.base_url, telegram, discord_emulator)
+    config = gateway_config(tmp_path, anthropic, telegram=telegram, discord=discord_emulator)
     code, lines = await _doctor(config, capsys)
     assert code == 1
     assert f"[FAIL] telegram: the bot token in {TELEGRAM_TOKEN_ENV} was rejected" in lines
