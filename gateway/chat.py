@@ -72,8 +72,7 @@ async def _interruptible_turn(app: App, address: SessionAddress, text: str) -> T
         if not turn.cancelled() or (current is not None and current.cancelling()):
             raise  # this chat itself is being cancelled, not just the turn
         runtime = await app.sessions.get(address)
-        await runtime.reload()
-        await runtime.mark_stopped()
+        await runtime.after_stop()
         return None
     finally:
         loop.remove_signal_handler(signal.SIGINT)

@@ -149,7 +149,7 @@ async def _chat(config: Config, args: argparse.Namespace) -> int:
 
 
 async def _gateway(config: Config, args: argparse.Namespace) -> int:
-    from gateway.run import run_gateway
+    from gateway.daemon import run_gateway
 
     return await run_gateway(config)
 

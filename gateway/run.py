@@ -16,20 +16,16 @@ import collections
 import functools
 import itertools
 import logging
-import os
 import time
 from collections.abc import Coroutine
 from typing import Any
 
 from gateway.allowlist import Allowlist, UserMatcher
-from gateway.app import App, configure_logging, open_app
+from gateway.app import App
 from gateway.attachments import unread_attachment_notice
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
-from gateway.config import Config, ConfigError, hermes_home
-from gateway.daemon_lock import DaemonLock, DaemonRunningError
 from gateway.delivery import Deliverer, RetryPolicy
-from gateway.event_loop import first_of, running_loop_name, stop_signals
 from gateway.inbound import InboundMessage
 from gateway.media.prepare import MediaReader, PreparedMedia
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter, PlatformAuthError
@@ -52,12 +48,6 @@ PIECE_SEPARATOR = " "
 """Between pieces of one pasted text: the client cut at whitespace, which Telegram trims."""
 OVERHEAD_SAMPLES = 10_000
 """How many recent per-turn overhead measurements the gateway keeps (demo, benchmarks)."""
-EXIT_OK = 0
-EXIT_STARTUP_FAILED = 1
-EXIT_NOTHING_ENABLED = 2
-EXIT_NO_ADAPTER_LEFT = 3
-EXIT_ALREADY_RUNNING = 4
-"""Every adapter stopped for good (e.g. its token was revoked): nothing left to serve."""
 
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
@@ -347,8 +337,7 @@ class Gateway:
     async def _after_user_stop(self, address: SessionAddress, batch: list[InboundMessage]) -> None:
         """A turn cancelled by /stop: reload the context from the store, close the messages."""
         runtime = await self.app.sessions.get(address)
-        await runtime.reload()
-        await runtime.mark_stopped()
+        await runtime.after_stop()
         for message in batch:
             await self.app.repo.mark_inbound(message.platform, message.platform_message_id, "done")
 
@@ -377,42 +366,3 @@ class Gateway:
         """The daemon's own health, for an admin's ``/status``."""
         failures = {adapter.name: adapter.failure for adapter in self.adapters.values()}
         return health_text(await self.app.repo.count_dead_letters(), failures)
-
-
-async def run_gateway(config: Config) -> int:
-    """``hermes gateway run``: serve until SIGINT/SIGTERM; returns the exit code."""
-    configure_logging(config)
-    try:
-        lock = DaemonLock.acquire(hermes_home())  # held until this function returns
-    except DaemonRunningError as exc:
-        log.error("%s; not starting a second one", exc)
-        return EXIT_ALREADY_RUNNING
-    log.info("event loop: %s (pid %d)", running_loop_name(), os.getpid())
-    if not PLATFORMS.enabled(config):
-        names = " or ".join(f"platforms.{name}.enabled" for name in PLATFORMS.names())
-        log.error("no platform is enabled: set %s", names)
-        return EXIT_NOTHING_ENABLED
-    async with open_app(config) as app:
-        app.services.provider.warm_up()  # the SDK import overlaps connecting the platforms
-        gateway = Gateway(app)
-        # Before start: a SIGTERM while resuming must stop the daemon cleanly, not kill it.
-        with stop_signals() as stop:
-            try:
-                await gateway.start()
-            except ConfigError:
-                raise
-            except Exception as exc:
-                log.error("gateway failed to start: %s", exc)
-                await gateway.stop(grace_seconds=0)
-                return EXIT_STARTUP_FAILED
-            try:
-                await first_of(stop, gateway.no_adapter_left)
-            finally:
-                log.info("shutting down: letting running turns finish")
-                await gateway.stop()
-    if gateway.no_adapter_left.is_set():
-        log.error("gateway stopped: no platform adapter is left (see the errors above)")
-        return EXIT_NO_ADAPTER_LEFT
-    log.info("gateway stopped")
-    lock.release()
-    return EXIT_OK

@@ -367,6 +367,12 @@ class SessionRuntime:
         self.loop.provider_session.reset()
         await self._ensure_consistent()
 
+    async def after_stop(self) -> None:
+        """After a turn was cancelled (``/stop``, Ctrl-C in the terminal): the context read
+        again from the store, and the unanswered message marked (:meth:`mark_stopped`)."""
+        await self.reload()
+        await self.mark_stopped()
+
     async def mark_stopped(self) -> None:
         """After ``/stop``: a user message left without an answer gets a short assistant note,
         so the next turn does not merge it with the new message and the model knows why."""

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from gateway.app import QUIET_LIBRARIES
-from gateway.run import EXIT_NO_ADAPTER_LEFT, Gateway, run_gateway
+from gateway.daemon import EXIT_NO_ADAPTER_LEFT, run_gateway
+from gateway.run import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from sandbox.telegram_poison import PROXY_PAGE
