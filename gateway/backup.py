@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 REQUIRED_TABLES = ("alembic_version", "sessions", "messages")
 """A file without these is not a backup of this store."""
 
@@ -33,14 +31,6 @@ class BackupReport:
     sessions: int
     messages: int
     size_bytes: int
-
-
-def sqlite_path(url: str) -> Path | None:
-    """The database file of a SQLite URL; None for other databases (or in-memory SQLite)."""
-    parsed = make_url(url)
-    if not parsed.drivername.startswith("sqlite") or parsed.database in (None, "", ":memory:"):
-        return None
-    return Path(parsed.database).expanduser()
 
 
 def backup_sqlite(database: Path, target: Path) -> BackupReport:

@@ -7,11 +7,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gateway.config import Config
+    from gateway.store.records import SessionSummary
     from gateway.store.repository import Repository
 
 # Everything else is imported where a command needs it: `hermes --help` imports nothing heavy
@@ -21,6 +22,8 @@ EXIT_CONFIG_ERROR = 2
 EXIT_BROKEN_PIPE = 141
 """What a shell reports for a command whose reader went away (128 + SIGPIPE)."""
 DISTRIBUTION = "hermes-gateway"
+SESSION_LIST_LIMIT = 1000
+"""How many sessions `hermes sessions list` shows, most recently updated first."""
 
 
 class _VersionAction(argparse.Action):
@@ -121,7 +124,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
-    from gateway import event_loop
     from gateway.config import ConfigError, load_config
 
     try:
@@ -129,6 +131,11 @@ def _run(argv: list[str] | None) -> int:
     except ConfigError as exc:
         print(f"hermes: config error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    quick = _sessions_quick(config, args) if args.command == "sessions" else None
+    if quick is not None:
+        return quick
+    from gateway import event_loop
+
     handler = _HANDLERS[args.command]
     try:
         return event_loop.run(handler(config, args), config.gateway.event_loop)
@@ -160,6 +167,28 @@ async def _demo(config: Config, args: argparse.Namespace) -> int:
     return await run_demo(turns=args.turns)
 
 
+def _sessions_quick(config: Config, args: argparse.Namespace) -> int | None:
+    """``sessions list`` of an up-to-date SQLite file, read without SQLAlchemy or an event
+    loop (a third of the time); None when the database needs the usual way."""
+    if args.action != "list":
+        return None
+    from gateway.store.locations import database_url
+    from gateway.store.sqlite_listing import quick_session_list
+
+    listed = quick_session_list(database_url(config), SESSION_LIST_LIMIT)
+    if listed is None:
+        return None
+    _print_sessions(listed)
+    return 0
+
+
+def _print_sessions(sessions: Iterable[SessionSummary]) -> None:
+    for s in sessions:
+        flag = "*" if s.active else " "
+        updated = f"{s.updated_at:%Y-%m-%d %H:%M}"
+        print(f"{flag} #{s.id:<5} {s.key:<32} {s.message_count:>6} msgs  updated {updated}")
+
+
 async def _sessions(config: Config, args: argparse.Namespace) -> int:
     from gateway.store.db import database_url, open_store
     from gateway.store.repository import Repository
@@ -168,10 +197,7 @@ async def _sessions(config: Config, args: argparse.Namespace) -> int:
     try:
         repo = Repository(store)
         if args.action == "list":
-            for s in await repo.list_sessions(limit=1000):
-                flag = "*" if s.active else " "
-                updated = f"{s.updated_at:%Y-%m-%d %H:%M}"
-                print(f"{flag} #{s.id:<5} {s.key:<32} {s.message_count:>6} msgs  updated {updated}")
+            _print_sessions(await repo.list_sessions(limit=SESSION_LIST_LIMIT))
             return 0
         if args.action == "export" and args.all:
             ids = [summary.id for summary in await repo.list_sessions(limit=None)]
@@ -220,9 +246,10 @@ async def _export(repo: Repository, session_ids: list[int], output: str | None) 
 async def _backup(config: Config, args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gateway.backup import BackupError, backup_sqlite, sqlite_path
+    from gateway.backup import BackupError, backup_sqlite
     from gateway.config import mask_url
     from gateway.store.db import database_url
+    from gateway.store.locations import sqlite_path
 
     url = database_url(config)
     database = sqlite_path(url)
@@ -248,10 +275,11 @@ async def _backup(config: Config, args: argparse.Namespace) -> int:
 async def _restore(config: Config, args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gateway.backup import BackupError, restore_sqlite, sqlite_path
+    from gateway.backup import BackupError, restore_sqlite
     from gateway.config import hermes_home
     from gateway.daemon_lock import running_daemon
     from gateway.store.db import database_url
+    from gateway.store.locations import sqlite_path
 
     database = sqlite_path(database_url(config))
     if database is None:

@@ -24,16 +24,15 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
-import migrations
-from gateway.config import Config, hermes_home
+from gateway.store.locations import DATABASE_FILE_NAME as DATABASE_FILE_NAME
+from gateway.store.locations import MIGRATIONS_DIR, VERSION_LOCATIONS
+from gateway.store.locations import database_url as database_url
+from gateway.store.locations import default_database_url as default_database_url
 from gateway.store.schema_heads import is_at_head
 from gateway.store.writer import BatchWriter, T, WriteJob
 
 if TYPE_CHECKING:
     import alembic.config
-
-DATABASE_FILE_NAME = "hermes.db"
-"""The SQLite file under ``$HERMES_HOME`` when ``database.url`` is not configured."""
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 """How long a SQLite connection waits for another writer; far longer than any write we make."""
@@ -45,13 +44,6 @@ SQLITE_CONNECT_PRAGMAS = (
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
 )
-
-# __path__ rather than __file__: an editable install may expose the package as a namespace.
-MIGRATIONS_DIR = Path(next(iter(migrations.__path__))).resolve()
-"""The alembic script directory (``migrations/``), wherever the package is installed."""
-VERSION_LOCATIONS = (MIGRATIONS_DIR / "versions",)
-"""Every directory holding revision files: alembic reads these, and so does the quick
-"already at head" check at start-up (add a plugin's own revision directory here)."""
 
 ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 """The asyncio driver used for a URL that names only the database (``postgresql://...``)."""
@@ -103,16 +95,6 @@ class Store:
         traceback: TracebackType | None,
     ) -> None:
         await self.close()
-
-
-def default_database_url(hermes_home: Path) -> str:
-    """The SQLite URL used when no ``database.url`` is configured: ``<home>/hermes.db``."""
-    return f"sqlite+aiosqlite:///{hermes_home.expanduser() / DATABASE_FILE_NAME}"
-
-
-def database_url(config: Config) -> str:
-    """The configured ``database.url``, else SQLite under ``$HERMES_HOME``."""
-    return config.database.url or default_database_url(hermes_home())
 
 
 def create_store_engine(url: str) -> AsyncEngine:

@@ -13,10 +13,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+# SQLAlchemy is imported only where a database is asked (database_heads): reading the revision
+# files must stay cheap for the quick SQLite listings (gateway/store/sqlite_listing.py).
 
 VERSION_TABLE = "alembic_version"
 
@@ -74,6 +77,9 @@ def script_heads(locations: Iterable[Path]) -> frozenset[str] | None:
 
 async def database_heads(engine: AsyncEngine) -> frozenset[str] | None:
     """The revisions recorded in the database; None when it has no version table yet."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
     try:
         async with engine.connect() as connection:
             rows = await connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}"))

@@ -47,6 +47,8 @@ def test_listing_sessions_of_an_up_to_date_database_needs_no_sdk_and_no_alembic(
         "from gateway.cli import main\nmain(['sessions', 'list'])", offline_env
     )
     assert imported.isdisjoint({"anthropic", "openai", "alembic", "telegram", "discord"})
+    # An up-to-date SQLite file is even listed without SQLAlchemy (gateway/store/sqlite_listing).
+    assert "sqlalchemy" not in imported
 
 
 def test_a_chat_session_opens_before_the_model_sdk_is_imported(offline_env: Path) -> None:
