@@ -190,16 +190,18 @@ def plan_layout(
     if last_user is not None:
         tail_start = min(tail_start, last_user)
     pinned: tuple[int, int] | None = None
+    # What is kept must stay under ``room`` strictly: a prompt exactly at the threshold would
+    # ask for another compaction at once.
     room = threshold_tokens - summary_reserve
-    if head_tokens + sum(sizes[tail_start:]) > room:
+    if head_tokens + sum(sizes[tail_start:]) >= room:
         tail_start = by_budget
         if last_user is not None and last_user < tail_start:
-            if head_tokens + sum(sizes[last_user:]) <= room:
+            if head_tokens + sum(sizes[last_user:]) < room:
                 tail_start = last_user
             else:
                 pinned = (last_user, last_user + 1)
     planned = CompactionLayout(head_end, tail_start, pinned)
-    fitted = _fit_summary_role(messages, sizes, planned, tail_token_budget)
+    fitted = _fit_summary_role(messages, sizes, planned, tail_token_budget, room)
     return replace(fitted, protected_start=tail_start)
 
 
@@ -234,13 +236,16 @@ def _fit_summary_role(
     sizes: Sequence[int],
     layout: CompactionLayout,
     max_move_tokens: int,
+    room: int,
 ) -> CompactionLayout:
     """Pick the summary's role so it alternates with both neighbours.
 
     When no role does, move the start of what is kept after the summary to the group start
-    where one does that moves the fewest tokens (earlier on a tie), at most ``max_move_tokens``.
-    When there is none (say a request in the head followed only by tool loops), keep the layout
-    with a "user" summary: providers merge same-role turns.
+    where one does that moves the fewest tokens (earlier on a tie), at most ``max_move_tokens``,
+    and never keeping so much more that the kept messages no longer fit under ``room`` (the
+    compaction would then not bring the prompt under the threshold). When there is none (say a
+    request in the head followed only by tool loops), keep the layout with a "user" summary:
+    providers merge same-role turns.
     """
     head_end, pinned = layout.head_end, layout.pinned
     if pinned and pinned[0] <= head_end:
@@ -259,12 +264,20 @@ def _fit_summary_role(
         # The cheapest move wins: the fewest tokens kept or summarised beyond the plan; one
         # that moves more than the tail budget would defeat the compaction.
         low, high = sorted((after_index, first.kept_after_summary))
+        keeps_more = after_index < first.kept_after_summary
+        if keeps_more and _kept_tokens(sizes, candidate) >= room:
+            continue
         rank = (sum(sizes[low:high]), int(after_index > first.kept_after_summary))
         if rank[0] <= max_move_tokens and (best is None or rank < best[:2]):
             best = (*rank, CompactionLayout(head_end, candidate.tail_start, candidate.pinned, role))
     if best is not None:
         return best[2]
     return CompactionLayout(head_end, first.tail_start, first.pinned, "user")
+
+
+def _kept_tokens(sizes: Sequence[int], layout: CompactionLayout) -> int:
+    """Tokens of the messages ``layout`` keeps verbatim (all but its middle)."""
+    return sum(sizes) - sum(sizes[i] for i in layout.middle_indices())
 
 
 def with_system_note(message: Message) -> Message:

@@ -154,6 +154,34 @@ def test_layout_keeps_one_more_group_when_no_summary_role_fits() -> None:
     assert layout.middle_indices() == [3]
 
 
+def test_keeping_more_for_the_summary_role_never_keeps_the_prompt_above_the_threshold() -> None:
+    # Found by the compressor's property test: the tail (a big tool output and a big reply)
+    # starts on an assistant turn after the head's tool result, so no summary role alternates;
+    # keeping three more groups would fix the roles but leave only 91 tokens to summarise,
+    # and the compaction could no longer bring the prompt under the threshold.
+    messages = [
+        SYSTEM, user(""), assistant("", "c1"), tool("c1", ""),
+        assistant("", "c2", "c3"), tool("c2", ""), tool("c3", ""), assistant(""), user(""),
+        assistant(None, "c4", "c5", "c6"), tool("c4", ""), tool("c5", ""), tool("c6", ""),
+        assistant(None, "c7"), tool("c7", ""),
+        assistant(None, "c8", "c9", "c10"), tool("c8", ""), tool("c9", ""), tool("c10", "big"),
+        assistant("big"), user("small"), assistant("small"),
+    ]  # fmt: skip
+    sizes = [10, 4, 40, 6, 75, 6, 6, 4, 4, 112, 6, 6, 6, 41, 6, 355, 6, 6, 652, 650, 29, 28]
+    reserve = 210
+    layout = plan(
+        messages,
+        sizes,
+        protect_last_n=4,
+        tail_token_budget=400,
+        threshold_tokens=2_000,
+        summary_reserve=reserve,
+    )
+    kept = sum(sizes) - sum(sizes[i] for i in layout.middle_indices())
+    assert kept + reserve < 2_000
+    assert layout.summary_role == "user"  # no alternating role within reach: providers merge
+
+
 def test_head_stops_before_an_earlier_summary() -> None:
     summary = {"role": "user", "content": SUMMARY_PREFIX + "old", "_kind": "summary"}
     messages = [SYSTEM, summary, assistant(), user(), assistant()]
