@@ -138,8 +138,6 @@ class CompactionScheduler:
         self._idle: IdlePoint | None = None
         self._idle_timer: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.notices: list[str] = []
-        """User notices of compactions applied after their turn (sent with the next reply)."""
 
     @property
     def pending(self) -> PendingCompaction | None:
@@ -337,8 +335,6 @@ class CompactionScheduler:
         await self.loop.apply_compaction(self.context, result)
         self.loop.engine.load_state(pending.engine.get_state())
         self.log.applied.append(result)
-        if result.user_notice and pending.trigger in THRESHOLD_TRIGGERS:
-            self.notices.append(result.user_notice)
         return result
 
     def _reject_reason(self, pending: PendingCompaction) -> str | None:

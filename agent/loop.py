@@ -83,7 +83,6 @@ class TurnResult:
     new_messages: list[Message] = field(default_factory=list)
     usages: list[Usage] = field(default_factory=list)
     compactions: list[CompactionResult] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
     wait_seconds: float = 0.0
     """Time spent waiting on the model (calls and compactions): the rest is our overhead."""
 
@@ -145,6 +144,7 @@ class AgentLoop:
         self.defer: Callable[[CompactionTrigger], bool] = _compact_now
         """Asked when the engine's threshold is reached mid-turn: True when the host runs the
         compaction beside the turn instead (the prompt still fits the window)."""
+        self._untold: list[CompactionResult] = []
 
     # -- prompt size ---------------------------------------------------------------------
     def current_prompt_tokens(self) -> int | None:
@@ -176,6 +176,13 @@ class AgentLoop:
         context[:] = result.messages
         self.provider_session.reset()
         self.engine.prompt_size.compacted(result)
+        self._untold.append(result)
+
+    def take_compactions(self) -> list[CompactionResult]:
+        """The compactions applied since the last call, each handed over once (the host tells
+        the user about them: gateway/compaction_notice.py)."""
+        taken, self._untold = self._untold, []
+        return taken
 
     # -- one turn ------------------------------------------------------------------------
     async def add_user_message(self, context: list[Message], message: Message) -> None:
@@ -252,8 +259,6 @@ class AgentLoop:
         compaction = await self.compact(context, trigger)
         result.wait_seconds += time.perf_counter() - started
         result.compactions.append(compaction)
-        if compaction.user_notice:
-            result.notices.append(compaction.user_notice)
 
     async def _call_model(self, context: list[Message]) -> ModelResponse:
         schemas = self.tools.schemas() or None

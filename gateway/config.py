@@ -14,7 +14,15 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from dotenv import load_dotenv
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 DEFAULT_HERMES_HOME = "~/.hermes"
 
@@ -41,15 +49,40 @@ Fraction = Annotated[float, Field(strict=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
+class ModelChoice(_Section):
+    """A model a chat may switch to with ``/model`` (same provider, endpoint and key)."""
+
+    name: str = Field(min_length=1)
+    context_length: PositiveInt | None = None
+    vision: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, value: Any) -> Any:
+        """A bare name is a choice with the model table's facts."""
+        return {"name": value} if isinstance(value, str) else value
+
+
 class ModelSettings(_Section):
     provider: Literal["anthropic", "openrouter", "openai_compat"] = "anthropic"
     name: str = "claude-sonnet-4-5"
     base_url: str | None = None
     api_key_env: str = "ANTHROPIC_API_KEY"
     context_length: PositiveInt | None = None
+    vision: bool | None = None
     max_tokens: PositiveInt = 4096
     timeout: Annotated[float, Field(gt=0)] = 120.0
     max_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    choices: list[ModelChoice] = Field(default_factory=list)
+
+    @field_validator("choices")
+    @classmethod
+    def _distinct_choices(cls, value: list[ModelChoice]) -> list[ModelChoice]:
+        names = [choice.name for choice in value]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"each model may be listed once (repeated: {', '.join(repeated)})")
+        return value
 
 
 class CompressionSettings(_Section):
@@ -60,6 +93,7 @@ class CompressionSettings(_Section):
     cold_start: Literal["auto", "off"] = "auto"
     idle: Literal["auto", "off"] = "auto"
     threshold_in_background: Literal["auto", "off"] = "auto"
+    notify: bool = True
 
     _check_threshold = field_validator("threshold", "target_ratio")(_fraction)
 

@@ -41,6 +41,8 @@ def status_text(
     compactions: int,
     caching_line: str,
     summary_line: str = "",
+    model: str = "",
+    last_compaction: str = "",
 ) -> str:
     """The ``/status`` report of one session."""
     if prompt_tokens:
@@ -53,9 +55,11 @@ def status_text(
     return "\n".join(
         [
             f"Session #{session_id} ({key})",
+            *([f"Model: {model}"] if model else []),
             f"Messages: {in_context} in context, {stored} stored",
             f"Context: {size}",
             f"Compactions: {compactions}",
+            *([last_compaction] if last_compaction else []),
             f"Engine: {engine}",
             caching_line,
             *([summary_line] if summary_line else []),

@@ -303,7 +303,10 @@ class Gateway:
         adapter = self.adapters[first.platform]
         media = PreparedMedia()
         if stored_message_id is None:  # a resumed turn's content is stored already
-            media = await self.media.prepare(batch, adapter.fetch_file, first.platform)
+            runtime = await self.app.sessions.get(_address(batch[-1]))
+            media = await self.media.prepare(
+                batch, adapter.fetch_file, first.platform, runtime.model.info
+            )
             if not any(message.text for message in batch) and not media.parts:
                 # Nothing the model could read: say so instead of staying silent.
                 await self.delivery.deliver(batch, media.replies_instead(attached))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agent.auxiliary import AuxiliaryClient, AuxiliaryRoute
 from agent.model_table import ModelInfo, lookup_model
-from agent.prompt_caching import CachePolicy, caching_policy, caching_status_line
+from agent.prompt_caching import CachePolicy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
 from agent.session_clock import ElapsedTime
@@ -22,6 +22,7 @@ from agent.summary_model import SummaryModelChoice, choose_summary_model
 from agent.summary_requests import SUMMARY_SDK_RETRIES
 from agent.types import Usage
 from gateway.config import Config, hermes_home, require_secret
+from gateway.model_choice import ModelChoices
 from gateway.store.archive import StoreArchive
 from gateway.store.repository import Repository
 
@@ -45,6 +46,8 @@ class AgentServices:
     model: ModelInfo
     auxiliary: AuxiliaryClient
     cache_policy: CachePolicy
+    models: ModelChoices
+    """Every model a session may use (``/model``); ``model``/``provider`` are the default's."""
     project_root: Path = PROJECT_ROOT
     home: Path = field(default_factory=hermes_home)
     elapsed: ElapsedTime = field(default_factory=ElapsedTime)
@@ -87,6 +90,7 @@ class AgentServices:
 
     async def aclose(self) -> None:
         await self.auxiliary.aclose()
+        await self.models.aclose()
         await self.provider.aclose()
 
 
@@ -168,18 +172,14 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
 def build_services(config: Config, repo: Repository) -> AgentServices:
     """Build the providers and auxiliary client; raises ``MissingSecretError`` for a missing key."""
     provider = main_provider(config)
-    model = lookup_model(config.model.name, context_length_override=config.model.context_length)
-    policy = caching_policy(
-        config.model.provider,
-        config.model.name,
-        config.model.base_url,
-        config.prompt_caching.cache_ttl,
-    )
+    models = ModelChoices(config, provider)
+    default = models.get(None)
     return AgentServices(
         config=config,
         repo=repo,
         provider=provider,
-        model=model,
+        model=default.info,
         auxiliary=_auxiliary(config, provider, repo),
-        cache_policy=policy,
+        cache_policy=default.cache_policy,
+        models=models,
     )

@@ -26,8 +26,10 @@ from agent.types import (
     MessageBookkeeping,
     UserContent,
 )
+from gateway.compaction_notice import compaction_notices
 from gateway.hygiene import needs_hygiene
 from gateway.media.blobs import BlobStore, hydrate_context
+from gateway.model_choice import SessionModel
 from gateway.recorder import StoreRecorder
 from gateway.services import AgentServices, current_session_id
 from gateway.store.records import InboundLink, SessionRecord
@@ -83,13 +85,17 @@ def _user_message(text: UserContent, source: TurnSource | None) -> Message:
 
 
 def build_engine(
-    services: AgentServices, name: str, clock: SessionClock | None = None
+    services: AgentServices,
+    name: str,
+    clock: SessionClock | None = None,
+    context_length: int | None = None,
 ) -> ContextEngine:
-    """The configured context engine for one session, deciding on ``clock``'s time."""
+    """The configured context engine for one session, deciding on ``clock``'s time, for a
+    window of ``context_length`` tokens (the session's model; default: the configured one)."""
     config = services.config
     route = services.auxiliary.route("compression")
     ctx = EngineContext(
-        context_length=services.context_length,
+        context_length=context_length or services.context_length,
         call_llm=services.auxiliary.call_llm,
         threshold=config.compression.threshold,
         target_ratio=config.compression.target_ratio,
@@ -116,9 +122,12 @@ class SessionRuntime:
         engine: ContextEngine,
         clock: SessionClock | None = None,
         user_times: Sequence[float] = (),
+        model: SessionModel | None = None,
     ) -> None:
         self.services = services
         self.record = record
+        self.model = model or services.models.get(record.model)
+        """The session's model (``/model``): its provider, window, caching and prices."""
         self.context = context
         self.engine = engine
         self.clock = clock or SessionClock.measured_by(context, services.elapsed)
@@ -126,13 +135,13 @@ class SessionRuntime:
         self._saved_engine_state: dict[str, Any] = dict(record.engine_state or {})
         config = services.config
         self.policy = SessionPolicy(
-            services.policy_settings, services.model, services.summary_model, user_times
+            services.policy_settings, self.model.info, services.summary_model, user_times
         )
         recorder = StoreRecorder(
             services.repo,
             record.id,
-            services.model,
-            services.provider.name,
+            self.model.info,
+            self.model.provider.name,
             self._cache_ttl,
         )
         self.recorder = recorder
@@ -140,14 +149,14 @@ class SessionRuntime:
         if engine.get_tool_schemas():
             tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
         self.loop = AgentLoop(
-            services.provider,
+            self.model.provider,
             engine,
             tools,
             recorder,
             LoopSettings(
                 max_tokens=config.model.max_tokens,
                 max_iterations=config.agent.max_iterations,
-                cache_policy=services.cache_policy,
+                cache_policy=self.model.cache_policy,
                 cache_ttl=self._cache_ttl,
             ),
         )
@@ -157,7 +166,7 @@ class SessionRuntime:
             self.policy,
             self.clock,
             self._engine_copy,
-            services.context_length,
+            self.model.context_length,
         )
         self.loop.defer = self.compactions.defer_for_window
 
@@ -189,11 +198,12 @@ class SessionRuntime:
         context = await repo.load_context(record.id)
         hydrate_context(context, BlobStore(services.config.media.blob_path()))
         clock = SessionClock.measured_by(context, services.elapsed)
-        engine = build_engine(services, engine_name, clock)
+        model = services.models.get(record.model)
+        engine = build_engine(services, engine_name, clock, model.context_length)
         await engine.on_session_start(record.id, dict(record.engine_state or {}))
         engine.prompt_size.restore(record.last_prompt_tokens)
         user_times = await repo.user_message_times(record.id)
-        runtime = cls(services, record, context, engine, clock, user_times)
+        runtime = cls(services, record, context, engine, clock, user_times, model)
         await runtime._ensure_consistent()
         return runtime
 
@@ -262,19 +272,14 @@ class SessionRuntime:
             waited += before.waited_seconds
             self.recorder.mark_visit_start(self._starts_visit(last_call_at, now))
         started = time.perf_counter()
-        hygiene = await self.maybe_hygiene()
-        if hygiene is not None:
-            reply.hygiene = hygiene
-            if hygiene.user_notice:
-                reply.notices.append(hygiene.user_notice)
+        reply.hygiene = await self.maybe_hygiene()
         waited += time.perf_counter() - started
-        reply.notices.extend(self.compactions.notices)
-        self.compactions.notices.clear()
         result = await self.loop.run_turn(self.context, None)
         result.wait_seconds += waited
         reply.result = result
         reply.text = result.reply
-        reply.notices.extend(result.notices)
+        notify = self.services.config.compression.notify
+        reply.notices.extend(compaction_notices(self.loop.take_compactions(), notify=notify))
         await self.save_engine_state()
         self.compactions.schedule_idle()
         return reply
@@ -319,7 +324,7 @@ class SessionRuntime:
         if needs_hygiene(
             self.context,
             last_prompt_tokens=self.engine.last_prompt_tokens,
-            context_length=self.services.context_length,
+            context_length=self.model.context_length,
             compression_enabled=config.compression.enabled,
         ):
             trigger = "hygiene"
@@ -348,7 +353,12 @@ class SessionRuntime:
 
     def _engine_copy(self) -> ContextEngine:
         """A fresh engine in this one's state, for a compaction beside the turns."""
-        copy = build_engine(self.services, self.services.config.context.engine, self.clock)
+        copy = build_engine(
+            self.services,
+            self.services.config.context.engine,
+            self.clock,
+            self.model.context_length,
+        )
         copy.load_state(self.engine.get_state())
         copy.prompt_size.restore(self.engine.prompt_size.current)
         return copy

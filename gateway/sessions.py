@@ -47,6 +47,13 @@ class SessionManager:
     def loaded_count(self) -> int:
         return len(self._loaded)
 
+    async def reopen(self, address: SessionAddress) -> SessionRuntime:
+        """Load the address's session again from the store (after its model changed)."""
+        old = self._loaded.pop(address.key, None)
+        if old is not None:
+            await old.close()
+        return await self.get(address)
+
     async def new_session(self, address: SessionAddress) -> SessionRuntime:
         """Close the active session for the key and start a fresh one."""
         old = self._loaded.pop(address.key, None)

@@ -1,9 +1,11 @@
-"""The built-in commands: /new, /stop, /compress, /usage, /status, /help (and /start)."""
+"""The built-in commands: /new, /stop, /compress, /usage, /status, /model, /help (/start)."""
 
 from __future__ import annotations
 
 from agent.prompt_caching import caching_status_line
+from gateway.commands.model import MODEL_COMMAND
 from gateway.commands.registry import CommandContext, CommandSpec
+from gateway.compaction_notice import last_compaction_line
 from gateway.reports import status_text
 from gateway.usage_report import usage_report
 
@@ -46,7 +48,7 @@ async def usage_command(ctx: CommandContext) -> str:
     """``/usage``: tokens, cache hit rate, cost of the session and where the money went."""
     runtime = await ctx.sessions.get(ctx.address)
     services = ctx.sessions.services
-    return await usage_report(services.repo, runtime.session_id, services.model)
+    return await usage_report(services.repo, runtime.session_id, runtime.model.info)
 
 
 async def status_command(ctx: CommandContext) -> str:
@@ -54,16 +56,19 @@ async def status_command(ctx: CommandContext) -> str:
     runtime = await ctx.sessions.get(ctx.address)
     services = ctx.sessions.services
     repo = services.repo
+    compactions = await repo.list_compactions(runtime.session_id)
     text = status_text(
         session_id=runtime.session_id,
         key=runtime.record.key,
+        model=runtime.model.name,
         in_context=len(runtime.context),
         stored=await repo.count_messages(runtime.session_id),
         prompt_tokens=runtime.engine.last_prompt_tokens,
-        context_length=services.context_length,
+        context_length=runtime.model.context_length,
         engine_status=runtime.engine.get_status(),
-        compactions=len(await repo.list_compactions(runtime.session_id)),
-        caching_line=caching_status_line(services.cache_policy, runtime.policy.ttl),
+        compactions=len(compactions),
+        last_compaction=last_compaction_line(compactions[-1] if compactions else None),
+        caching_line=caching_status_line(runtime.model.cache_policy, runtime.policy.ttl),
         summary_line=services.summary_line,
     )
     health = await ctx.host.health_text() if ctx.is_admin else ""
@@ -80,7 +85,8 @@ BUILTIN_COMMANDS = (
         arguments="[focus]",
     ),
     CommandSpec("usage", "Tokens, cache hit rate and cost of this session", usage_command),
-    CommandSpec("status", "Session, context size and engine status", status_command),
+    CommandSpec("status", "Session, model, context size and the last compaction", status_command),
+    MODEL_COMMAND,
     CommandSpec("help", "List the commands", help_command, aliases=("start",)),
 )
 """In the order ``/help`` and the menus list them."""

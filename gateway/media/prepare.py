@@ -129,16 +129,22 @@ class MediaReader:
         self._transcriber = Transcriber(transcription) if transcription.base_url else None
 
     async def prepare(
-        self, batch: Sequence[InboundMessage], fetch: FetchFile, platform: str
+        self,
+        batch: Sequence[InboundMessage],
+        fetch: FetchFile,
+        platform: str,
+        model: ModelInfo | None = None,
     ) -> PreparedMedia:
-        """Every media item of ``batch`` read, in order, under ``platform``'s download limit."""
+        """Every media item of ``batch`` read, in order, under ``platform``'s download limit,
+        for ``model`` (the session's; default: the main model)."""
         prepared = PreparedMedia()
         limit_mb = self.settings.download_limit_mb(platform)
         for message in batch:
             for item in message.media:
                 await self._read(item, message.sent_at, fetch, limit_mb, prepared)
-        if self.model is not None:
-            self._fit_model(prepared, self.model)
+        model = model or self.model
+        if model is not None:
+            self._fit_model(prepared, model)
         return prepared
 
     @staticmethod

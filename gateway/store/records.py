@@ -46,6 +46,8 @@ class SessionRecord:
     compaction_cooldown_until: datetime | None
     created_at: datetime
     updated_at: datetime
+    model: str | None = None
+    """The model chosen for this session with ``/model``; None: the configured one."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ UPDATABLE_SESSION_FIELDS = frozenset(
         "compression_count",
         "compaction_cooldown_until",
         "title",
+        "model",
     }
 )
 """The session columns :meth:`SessionQueries.update_session` may change."""
@@ -187,6 +188,7 @@ def session_record(row: SessionRow | Row[Any]) -> SessionRecord:
         compaction_cooldown_until=row.compaction_cooldown_until,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        model=row.model,
     )
 
 

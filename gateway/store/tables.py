@@ -113,6 +113,8 @@ class SessionRow(Base):
     compaction_cooldown_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    model: Mapped[str | None] = mapped_column(String, nullable=True)
+    """The model chosen with ``/model``; None: the configured ``model.name``."""
 
 
 class MessageRow(Base):

@@ -57,7 +57,15 @@ async def test_help_and_the_telegram_menu_list_the_registered_commands(
     assert sent[1]["text"] == sent[0]["text"]
     menu = [(entry["command"], entry["description"]) for entry in telegram.commands]
     assert menu == registry.menu()
-    assert [name for name, _ in menu] == ["new", "stop", "compress", "usage", "status", "help"]
+    assert [name for name, _ in menu] == [
+        "new",
+        "stop",
+        "compress",
+        "usage",
+        "status",
+        "model",
+        "help",
+    ]
     assert anthropic.requests == []
 
 
