@@ -37,8 +37,8 @@ def model_list(names: list[str], current: str, infos: dict[str, ModelInfo]) -> s
     lines = ["Models (/model NAME to switch):"]
     for name in names:
         info = infos[name]
-        mark = "* " if name == current else "  "
-        lines.append(f"{mark}{name} - {_window(info)} context, {_price(info)}")
+        mark = " (this chat)" if name == current else ""
+        lines.append(f"{name}{mark}: {_window(info)} context, {_price(info)}")
     return "\n".join(lines)
 
 
