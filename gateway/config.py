@@ -237,6 +237,14 @@ class GatewaySettings(_Section):
     delivery_backoff_seconds: Annotated[float, Field(gt=0)] = 1.0
 
 
+class LimitsSettings(_Section):
+    """Spending limits in USD (None: no limit); a user over one is refused before any call."""
+
+    daily_usd_per_user: Annotated[float, Field(gt=0)] | None = None
+    monthly_usd_total: Annotated[float, Field(gt=0)] | None = None
+    admins_exempt: bool = True
+
+
 class TranscriptionSettings(_Section):
     """An OpenAI-compatible ``/audio/transcriptions`` endpoint for voice notes (None: off)."""
 
@@ -277,6 +285,7 @@ class Config(_Section):
     prompt_caching: PromptCachingSettings = Field(default_factory=PromptCachingSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     platforms: PlatformSettings = Field(default_factory=PlatformSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     logging: LoggingSettings = Field(default_factory=LoggingSettings)

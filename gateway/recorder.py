@@ -7,6 +7,7 @@ from collections.abc import Callable
 from agent.model_table import ModelInfo, cost_usd, lookup_model, writes_by_tier
 from agent.tokens import cache_message_tokens
 from agent.types import CompactionResult, Message, Usage
+from gateway.services import current_user_key
 from gateway.store.repository import Repository
 
 ANSWERS_KEY = "_answers"
@@ -74,6 +75,7 @@ class StoreRecorder:
             last_prompt_tokens=usage.prompt_tokens if purpose == "chat" else None,
             visit_start=visit_start,
             cache_write_1h_tokens=writes_by_tier(usage, tier)[1],
+            user_key=current_user_key.get(),
         )
 
     async def record_compaction(self, result: CompactionResult) -> None:

@@ -34,6 +34,7 @@ from gateway.reports import health_text
 from gateway.resume import resume_steps
 from gateway.session_runtime import SessionAddress, TurnSource
 from gateway.store.records import InboundLink
+from gateway.user_access import Budget, RuntimeAccess
 from gateway.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,9 @@ class Gateway:
             for name, section in sections.items()
         }
         self.admins = {name: UserMatcher(section.admin_users) for name, section in sections.items()}
+        self.access = RuntimeAccess(app.repo)
+        """``/allow`` and ``/deny`` decisions, over the config's allowlists."""
+        self.budget = Budget(app.config.limits, app.repo)
         self.workers: SessionWorkers[InboundMessage] = SessionWorkers(
             self._handle_batch,
             mergeable=lambda m: m.command is None,
@@ -147,6 +151,7 @@ class Gateway:
             for name, allowlist in self.allowlists.items():
                 # A refused user is told once, not once per restart.
                 allowlist.remember_told(await self.app.repo.refused_users(name))
+            await self.access.refresh()
             await self.resume_pending()
         finally:
             # Even a failed start must not leave live messages waiting forever.
@@ -209,7 +214,8 @@ class Gateway:
         """
         message = message.repaired()
         allowlist = self.allowlists[message.platform]
-        allowed = allowlist.allows(message.user_id, message.username)
+        await self.access.refresh_if_stale()
+        allowed = self._may_talk(message, allowlist)
         fresh = await self.app.repo.record_inbound(
             message.platform,
             message.platform_message_id,
@@ -231,6 +237,15 @@ class Gateway:
         if (message.platform, message.platform_message_id) in self._resumed_ids:
             return
         self._dispatch(message)
+
+    def _may_talk(self, message: InboundMessage, allowlist: Allowlist) -> bool:
+        """Admins always; else an admin's run-time decision; else the config's allowlist."""
+        if self._is_admin(message):
+            return True
+        decision = self.access.decision(message.platform, message.user_id, message.username)
+        if decision is not None:
+            return decision == "allow"
+        return allowlist.allows(message.user_id, message.username)
 
     def _dispatch(self, message: InboundMessage) -> None:
         command = message.command
@@ -299,6 +314,12 @@ class Gateway:
         if first.command is not None:
             await self._run_command(first, first.command)
             return
+        refusal = await self.budget.refusal(
+            _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
+        )
+        if refusal is not None:  # over a spending limit: no model call
+            await self.delivery.deliver(batch, [refusal])
+            return
         attached = [kind for message in batch for kind in message.attachments]
         adapter = self.adapters[first.platform]
         media = PreparedMedia()
@@ -364,6 +385,10 @@ class Gateway:
     def _is_admin(self, message: InboundMessage) -> bool:
         admins = self.admins.get(message.platform)
         return admins is not None and admins.matches(message.user_id, message.username)
+
+    async def access_changed(self) -> None:
+        """An admin allowed or denied someone: their next message is decided by it."""
+        await self.access.refresh()
 
     async def health_text(self) -> str:
         """The daemon's own health, for an admin's ``/status``."""

@@ -34,6 +34,10 @@ current_session_id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "current_session_id", default=None
 )
 """The session a task is working for; auxiliary usage is billed to it."""
+current_user_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "current_user_key", default=None
+)
+"""``platform:user_id`` of the user whose message a task answers; usage is billed to them."""
 
 
 @dataclass(slots=True)
@@ -142,6 +146,7 @@ def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryCli
             cost_usd=cost_usd(info, usage, tier),
             cache_write_1h_tokens=writes_by_tier(usage, tier)[1],
             purpose=task,
+            user_key=current_user_key.get(),
         )
 
     aux = config.auxiliary.compression

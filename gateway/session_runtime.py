@@ -48,6 +48,11 @@ class SessionAddress:
     chat_id: str
     user_id: str | None = None
 
+    @property
+    def user_key(self) -> str | None:
+        """``platform:user_id`` of the user writing (usage and budgets are theirs)."""
+        return f"{self.platform}:{self.user_id}" if self.user_id else None
+
 
 @dataclass(frozen=True, slots=True)
 class TurnSource:

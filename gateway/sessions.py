@@ -6,7 +6,7 @@ import logging
 from collections import OrderedDict
 
 from agent.types import UserContent
-from gateway.services import AgentServices
+from gateway.services import AgentServices, current_user_key
 from gateway.session_runtime import SessionAddress, SessionRuntime, TurnReply, TurnSource
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,11 @@ class SessionManager:
         """One user message through hygiene and the agent loop (see SessionRuntime.run_turn;
         ``sent_at``: platform time)."""
         runtime = await self.get(address)
-        return await runtime.run_turn(text, source=source, sent_at=sent_at)
+        token = current_user_key.set(address.user_key)
+        try:
+            return await runtime.run_turn(text, source=source, sent_at=sent_at)
+        finally:
+            current_user_key.reset(token)
 
     async def close(self) -> None:
         for runtime in self._loaded.values():

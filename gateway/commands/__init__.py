@@ -59,6 +59,9 @@ class LocalHost:
     async def health_text(self) -> str:
         return ""
 
+    async def access_changed(self) -> None:
+        return None
+
 
 async def run_local(
     sessions: SessionManager,

@@ -59,6 +59,9 @@ class CommandHost(Protocol):
     async def health_text(self) -> str:
         """The daemon's own health for an admin (empty when there is none to tell)."""
 
+    async def access_changed(self) -> None:
+        """Run-time access decisions changed (``/allow``, ``/deny``): apply them now."""
+
 
 @dataclass(frozen=True, slots=True)
 class CommandContext:

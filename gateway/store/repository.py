@@ -6,6 +6,7 @@
 * messages (``repository_messages``): appending, the in-context list, the full history;
 * compactions (``repository_compactions``): applying a new context, the record of attempts;
 * usage (``repository_usage``): tokens and cost per API call, totals for ``/usage``;
+* users (``repository_users``): run-time access and spend per user (budgets);
 * inbound (``repository_inbound``): received platform messages, exactly-once handling;
 * replies (``repository_replies``): replies planned part by part, closing what they answer;
 * catch-up (``repository_catchup``): where a platform's history replay starts;
@@ -33,6 +34,7 @@ from gateway.store.repository_sessions import (
     SessionQueries,
 )
 from gateway.store.repository_usage import UsageQueries
+from gateway.store.repository_users import UserQueries
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -48,6 +50,7 @@ class Repository(
     MessageQueries,
     ExportQueries,  # includes CompactionQueries
     UsageQueries,
+    UserQueries,
     InboundQueries,
     ReplyQueries,
     CatchUpQueries,

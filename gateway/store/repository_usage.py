@@ -31,6 +31,7 @@ class UsageQueries(RepositoryBase):
         last_prompt_tokens: int | None = None,
         visit_start: bool = False,
         cache_write_1h_tokens: int | None = None,
+        user_key: str | None = None,
     ) -> None:
         """Store the usage of one API call (``session_id`` None for calls outside a session).
 
@@ -38,6 +39,7 @@ class UsageQueries(RepositoryBase):
         same transaction (one commit per model call instead of two). ``visit_start`` marks the
         first call of a turn that found the prompt cache cold; ``cache_write_1h_tokens`` is the
         part of the writes priced on the 1-hour tier (default: as the provider reported it).
+        ``user_key`` (``platform:user_id``) is the user whose message the call answered.
         """
         row: dict[str, Any] = {
             "session_id": session_id,
@@ -56,6 +58,7 @@ class UsageQueries(RepositoryBase):
             "visit_start": visit_start,
             "cost_usd": cost_usd,
             "created_at": utcnow(),
+            "user_key": user_key,
         }
 
         def insert_usage(connection: Connection) -> None:

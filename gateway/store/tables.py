@@ -175,6 +175,7 @@ class ApiUsageRow(Base):
     """Token usage and cost of one model API call."""
 
     __tablename__ = "api_usage"
+    __table_args__ = (Index("ix_api_usage_user_key_created_at", "user_key", "created_at"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     session_id: Mapped[int | None] = mapped_column(
@@ -193,6 +194,23 @@ class ApiUsageRow(Base):
     """The first model call of a turn that found the prompt cache cold (a visit's start)."""
     cache_write_1h_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     """The part of ``cache_write_tokens`` priced on the 1-hour tier."""
+    user_key: Mapped[str | None] = mapped_column(String, nullable=True)
+    """``platform:user_id`` of the user whose message the call answered (per-user budgets)."""
+
+
+class UserAccessRow(Base):
+    """A user an admin allowed or denied at run time, by id or by username (overrides the
+    config's ``allowed_users``)."""
+
+    __tablename__ = "user_access"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String, index=True)
+    user_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    username: Mapped[str | None] = mapped_column(String, nullable=True)
+    access: Mapped[str] = mapped_column(String)
+    set_by: Mapped[str] = mapped_column(String)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class CompactionRow(Base):
