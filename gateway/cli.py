@@ -101,6 +101,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "health", parents=[common], help="exit 0 when a gateway runs for this HERMES_HOME"
     )
+    users = sub.add_parser("users", parents=[common], help="list, allow or deny users")
+    users.add_argument("action", choices=["list", "allow", "deny"])
+    users.add_argument("user", nargs="?", help="a user id or @username (allow, deny)")
+    users.add_argument("--platform", default="telegram", help="default: telegram")
+    usage = sub.add_parser("usage", parents=[common], help="cost per user, day or model")
+    usage.add_argument("--by", choices=["user", "day", "model"], default="user")
+    usage.add_argument("--days", type=int, default=30, help="the last N UTC days (default 30)")
     return parser
 
 
@@ -355,6 +362,18 @@ async def _doctor(config: Config, args: argparse.Namespace) -> int:
     return await run_doctor(config)
 
 
+async def _users(config: Config, args: argparse.Namespace) -> int:
+    from gateway.cli_users import users_command
+
+    return await users_command(config, args)
+
+
+async def _usage(config: Config, args: argparse.Namespace) -> int:
+    from gateway.cli_users import usage_command
+
+    return await usage_command(config, args)
+
+
 _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "chat": _chat,
     "gateway": _gateway,
@@ -367,6 +386,8 @@ _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, 
     "backup": _backup,
     "restore": _restore,
     "health": _health,
+    "users": _users,
+    "usage": _usage,
 }
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent.prompt_caching import caching_status_line
 from gateway.commands.model import MODEL_COMMAND
 from gateway.commands.registry import CommandContext, CommandSpec
+from gateway.commands.users import USER_COMMANDS, everyones_usage_text, my_usage_text
 from gateway.compaction_notice import last_compaction_line
 from gateway.reports import status_text
 from gateway.usage_report import usage_report
@@ -45,10 +46,17 @@ async def compress_command(ctx: CommandContext) -> str:
 
 
 async def usage_command(ctx: CommandContext) -> str:
-    """``/usage``: tokens, cache hit rate, cost of the session and where the money went."""
+    """``/usage``: the session's tokens, cache hit rate, cost and where the money went, then
+    the caller's own spend; ``/usage all`` (admins): this month per user."""
+    if ctx.argument.strip().lower() == "all":
+        if not ctx.is_admin:
+            return "/usage all is for the bot's admins only."
+        return await everyones_usage_text(ctx)
     runtime = await ctx.sessions.get(ctx.address)
     services = ctx.sessions.services
-    return await usage_report(services.repo, runtime.session_id, runtime.model.info)
+    report = await usage_report(services.repo, runtime.session_id, runtime.model.info)
+    mine = await my_usage_text(ctx)
+    return f"{report}\n\n{mine}" if mine else report
 
 
 async def status_command(ctx: CommandContext) -> str:
@@ -84,9 +92,15 @@ BUILTIN_COMMANDS = (
         compress_command,
         arguments="[focus]",
     ),
-    CommandSpec("usage", "Tokens, cache hit rate and cost of this session", usage_command),
+    CommandSpec(
+        "usage",
+        "Tokens, cache hit rate and cost of this session and of you",
+        usage_command,
+        arguments="[all]",
+    ),
     CommandSpec("status", "Session, model, context size and the last compaction", status_command),
     MODEL_COMMAND,
+    *USER_COMMANDS,
     CommandSpec("help", "List the commands", help_command, aliases=("start",)),
 )
 """In the order ``/help`` and the menus list them."""
