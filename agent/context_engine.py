@@ -137,6 +137,11 @@ class ContextEngine(ABC):
         """Called when a session is closed (``/new``) or evicted from memory."""
         return None
 
+    async def forget(self, session_ids: Sequence[int], message_ids: Sequence[int]) -> None:
+        """Delete whatever the engine keeps of these sessions and messages (a user asked the
+        host to forget them: ``/forget``); the host deletes its own rows right after."""
+        return None
+
     def get_state(self) -> dict[str, Any]:
         """JSON-serialisable state the host persists with the session."""
         return {}

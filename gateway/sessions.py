@@ -22,6 +22,8 @@ class SessionManager:
         self.services = services
         self.max_loaded = max_loaded
         self._loaded: OrderedDict[str, SessionRuntime] = OrderedDict()
+        self.forget_requests: dict[str, float] = {}
+        """``/forget`` asked, by user key: when (monotonic), awaiting ``/forget confirm``."""
 
     async def get(self, address: SessionAddress) -> SessionRuntime:
         """The loaded runtime for the address's active session (loading it if needed)."""
@@ -46,6 +48,12 @@ class SessionManager:
     @property
     def loaded_count(self) -> int:
         return len(self._loaded)
+
+    async def unload(self, key: str) -> None:
+        """Close a session's runtime and drop it from memory (it stays in the store)."""
+        old = self._loaded.pop(key, None)
+        if old is not None:
+            await old.close()
 
     async def reopen(self, address: SessionAddress) -> SessionRuntime:
         """Load the address's session again from the store (after its model changed)."""

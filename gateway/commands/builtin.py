@@ -7,6 +7,7 @@ from gateway.commands.model import MODEL_COMMAND
 from gateway.commands.registry import CommandContext, CommandSpec
 from gateway.commands.users import USER_COMMANDS, everyones_usage_text, my_usage_text
 from gateway.compaction_notice import last_compaction_line
+from gateway.forget import FORGET_COMMAND
 from gateway.reports import status_text
 from gateway.usage_report import usage_report
 
@@ -101,6 +102,7 @@ BUILTIN_COMMANDS = (
     CommandSpec("status", "Session, model, context size and the last compaction", status_command),
     MODEL_COMMAND,
     *USER_COMMANDS,
+    FORGET_COMMAND,
     CommandSpec("help", "List the commands", help_command, aliases=("start",)),
 )
 """In the order ``/help`` and the menus list them."""

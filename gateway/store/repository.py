@@ -7,6 +7,7 @@
 * compactions (``repository_compactions``): applying a new context, the record of attempts;
 * usage (``repository_usage``): tokens and cost per API call, totals for ``/usage``;
 * users (``repository_users``): run-time access and spend per user (budgets);
+* forget (``repository_forget``): deleting one user's data (``/forget``);
 * inbound (``repository_inbound``): received platform messages, exactly-once handling;
 * replies (``repository_replies``): replies planned part by part, closing what they answer;
 * catch-up (``repository_catchup``): where a platform's history replay starts;
@@ -25,6 +26,7 @@ from gateway.store.repository_base import NotFoundError, StoreError
 from gateway.store.repository_catchup import CatchUpQueries
 from gateway.store.repository_dead_letters import DeadLetterQueries
 from gateway.store.repository_export import ExportQueries
+from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_messages import MessageQueries
 from gateway.store.repository_replies import ReplyQueries
@@ -51,6 +53,7 @@ class Repository(
     ExportQueries,  # includes CompactionQueries
     UsageQueries,
     UserQueries,
+    ForgetQueries,
     InboundQueries,
     ReplyQueries,
     CatchUpQueries,

@@ -6,6 +6,7 @@ The real daemon core against the Telegram and Anthropic emulators, with a real S
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +138,37 @@ async def test_usage_per_user_matches_the_model_servers_counters(
         assert rows[key].output_tokens == by_user[user]["output"]
     assert rows[f"telegram:{ALICE}"].calls == 3
     assert "You (every chat):" in rows["/usage"][-1]
+
+
+async def test_forget_deletes_a_users_data_after_confirmation_and_nobody_elses(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    config = _config(tmp_path, anthropic, telegram)
+    config.platforms.telegram.allowed_users = [ALICE, CAROL]
+    seen: dict[str, list[str]] = {}
+    database = tmp_path / "home" / "hermes.db"
+
+    async def steps(gateway: Gateway) -> None:
+        await _send(gateway, telegram, ALICE, "alice keeps this")
+        await _send(gateway, telegram, CAROL, "carol secret one")
+        await _send(gateway, telegram, CAROL, "carol secret two")
+        seen["confirm first"] = await _send(gateway, telegram, CAROL, "/forget confirm")
+        seen["ask"] = await _send(gateway, telegram, CAROL, "/forget")
+        seen["done"] = await _send(gateway, telegram, CAROL, "/forget confirm")
+        seen["afresh"] = await _send(gateway, telegram, CAROL, "hello again")
+
+    await _run(config, steps)
+    assert seen["confirm first"] == ["Send /forget first: it says what would be deleted."]
+    assert seen["ask"][0].startswith("This deletes everything this bot keeps about you: ")
+    assert "1 conversation(s) with 5 message(s)" in seen["ask"][0]
+    assert seen["done"][0].startswith("Done: deleted 1 conversation(s), 5 message(s)")
+    assert seen["afresh"][-1].startswith("Noted: hello again")
+    with sqlite3.connect(database) as db:
+        messages = [row[0] for row in db.execute("SELECT content FROM messages")]
+        inbound = [row[0] for row in db.execute("SELECT text FROM inbound")]
+        usage_users = {row[0] for row in db.execute("SELECT user_key FROM api_usage")}
+        searchable = [row[0] for row in db.execute("SELECT body FROM lcm_messages_fts")]
+    assert not [text for text in [*messages, *inbound, *searchable] if "secret" in str(text)]
+    assert any("alice keeps this" in str(text) for text in messages)
+    assert any("alice keeps this" in str(text) for text in searchable)
+    assert usage_users == {f"telegram:{ALICE}", f"telegram:{CAROL}"}  # Carol's new message

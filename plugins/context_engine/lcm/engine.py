@@ -219,6 +219,10 @@ class LcmEngine(ContextEngine):
             return f"{name}: no session is open"
         return await self.tools.call(self.session_id, name, args or {})
 
+    async def forget(self, session_ids: Sequence[int], message_ids: Sequence[int]) -> None:
+        """The DAG and search rows of a user who asked to be forgotten."""
+        await self.store.forget(session_ids, message_ids)
+
     async def on_session_start(self, session_id: int, state: dict[str, Any]) -> None:
         """Remember the session the engine serves, and restore its counters."""
         self.session_id = session_id

@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    delete,
     insert,
     select,
 )
@@ -144,6 +145,11 @@ class LcmStore:
         stored = {**values, "id": node_id, "first_at": new.first_at, "last_at": new.last_at}
         return _node({**stored, "created_at": now}, new.child_ids)
 
+    async def forget(self, session_ids: Sequence[int], message_ids: Sequence[int]) -> None:
+        """Delete the DAG of these sessions (the messages' search rows go with the messages:
+        the host deletes them, as the trigger filling them is the core schema's)."""
+        await self.archive.write_records(lambda c: _forget(c, list(session_ids)))
+
     def _time(self, value: datetime) -> datetime:
         utc = as_utc(value)
         # SQLite has no zone: keep naive UTC there, as the host's store does.
@@ -206,6 +212,18 @@ def _insert_node(connection: Connection, values: dict[str, Any], child_ids: tupl
             .values(parent_id=node_id)
         )
     return node_id
+
+
+def _forget(connection: Connection, session_ids: list[int]) -> None:
+    """A write job: nodes of the sessions with their links (the nodes' index follows by its
+    trigger)."""
+    nodes = select(nodes_table.c.id).where(nodes_table.c.session_id.in_(session_ids))
+    connection.execute(
+        delete(children_table).where(
+            children_table.c.parent_id.in_(nodes) | children_table.c.child_id.in_(nodes)
+        )
+    )
+    connection.execute(delete(nodes_table).where(nodes_table.c.session_id.in_(session_ids)))
 
 
 def _node(row: Any, child_ids: tuple[int, ...]) -> Node:
