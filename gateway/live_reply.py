@@ -72,7 +72,8 @@ class LiveReply:
         self._text = ""
         self._status: str | None = None
         self._clock = clock
-        self._last_push = float("-inf")
+        # The first update waits one interval too: a quick answer arrives whole, as before.
+        self._last_push = clock()
         self._wake = asyncio.Event()
         self._draft_id = random.randint(1, MAX_DRAFT_ID)
         self._push_task: asyncio.Future[None] | None = None

@@ -256,7 +256,8 @@ class DiscordEmulator:
 
     @property
     def edited_messages(self) -> list[dict]:
-        """A snapshot of each message after every PATCH the bot made, in order."""
+        """A snapshot of each message after every PATCH the bot made, in order (``edited_at``:
+        ``time.monotonic()`` when it landed)."""
         return self.rest.edits
 
     @property
