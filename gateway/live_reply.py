@@ -71,6 +71,7 @@ class LiveReply:
         self._shown: list[str | None] = [None] * len(self.messages)
         self._text = ""
         self._status: str | None = None
+        self._status_shown = False
         self._clock = clock
         # The first update waits one interval too: a quick answer arrives whole, as before.
         self._last_push = clock()
@@ -88,11 +89,13 @@ class LiveReply:
 
     def text_delta(self, text: str) -> None:
         self._text += text
-        self._status = None
+        if self._status_shown:  # a progress line stays until the chat showed it once
+            self._status = None
         self._wake.set()
 
     def tools_started(self, names: Sequence[str]) -> None:
         self._status = PROGRESS_LINE.format(tools=", ".join(names) or "a tool")
+        self._status_shown = False
         self._wake.set()
 
     # -- updating the chat ---------------------------------------------------------------
@@ -109,9 +112,12 @@ class LiveReply:
             await asyncio.shield(self._push_task)
 
     async def _push(self) -> None:
+        status = self._status
         try:
             await self._show(self._live_parts())
             self.updates.pushes += 1
+            if status is not None and status == self._status:
+                self._status_shown = True
         except Exception as exc:
             # A live update is a courtesy: the final reply is delivered whatever happens here.
             self.updates.failures += 1

@@ -147,3 +147,18 @@ async def test_streaming_off_sends_the_reply_whole(
         await settled_inbound(gateway, "telegram", message_key(update), timeout=60)
     assert telegram.live.drafts_in(ALICE) == []
     assert [message["text"] for message in telegram.sent_messages(ALICE)] == [reply]
+
+
+async def test_a_running_tool_shows_a_progress_line(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    anthropic.stream_delay = SLOW_EVENT_SECONDS * 6
+    async with run_gateway(telegram=telegram) as gateway:
+        update = telegram.push_message(ALICE, "calculate 6*7")
+        await settled_inbound(gateway, "telegram", message_key(update), timeout=60)
+    drafts = [draft.text for draft in telegram.live.drafts_in(ALICE)]
+    assert any(text.endswith("⏳ running calculator…") for text in drafts), drafts
+    final = telegram.sent_messages(ALICE)
+    assert len(final) == 1
+    assert "⏳" not in final[0]["text"]
+    assert (ALICE, "typing") in telegram.chat_actions
