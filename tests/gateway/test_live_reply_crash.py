@@ -40,7 +40,9 @@ async def test_sigkill_mid_stream_then_restart_finishes_the_live_message(
     first = await start_daemon(config_path, log_path)
     try:
         await wait_for(lambda: telegram.calls_of("getUpdates"), START_TIMEOUT)
-        telegram.push_message(GROUP, f"{BOT} tell me a story", user_id=ALICE, chat_type="supergroup")
+        telegram.push_message(
+            GROUP, f"{BOT} tell me a story", user_id=ALICE, chat_type="supergroup"
+        )
         # An edit comes after the live message was recorded: the state recovery must handle.
         await wait_for(lambda: telegram.live.edits_in(GROUP), 60.0)
     finally:
