@@ -35,9 +35,9 @@ async def test_drafts_are_recorded_for_private_chats_and_refused_elsewhere(
 
     assert await bot.send_message_draft(ALICE, 7, "Hel") is True
     assert await bot.send_message_draft(ALICE, 7, "Hello *there*", parse_mode=ParseMode.MARKDOWN)
-    with pytest.raises(BadRequest, match="(?i)textdraft_peer_invalid"):
+    with pytest.raises(BadRequest, match=r"(?i)textdraft_peer_invalid"):
         await bot.send_message_draft(GROUP, 7, "not here")
-    with pytest.raises(BadRequest, match="(?i)draft_id must be non-zero"):
+    with pytest.raises(BadRequest, match=r"(?i)draft_id must be non-zero"):
         await bot.send_message_draft(ALICE, 0, "no id")
     with pytest.raises(BadRequest, match="too long"):
         await bot.send_message_draft(ALICE, 7, "x" * 4097)
