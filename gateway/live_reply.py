@@ -38,6 +38,8 @@ TYPING_CURSOR = " …"
 LIVE_MARGIN = 80
 """Room kept free in each live part for the cursor and the progress line."""
 MAX_DRAFT_ID = 2**31 - 1
+STREAMING_SECONDS = 5.0
+"""A chat updated this recently is being written to: no typing indicator meanwhile."""
 
 
 @dataclass(slots=True)
@@ -97,6 +99,10 @@ class LiveReply:
         self._status = PROGRESS_LINE.format(tools=", ".join(names) or "a tool")
         self._status_shown = False
         self._wake.set()
+
+    def streaming(self) -> bool:
+        """Whether the chat was updated lately (typing is not needed while text streams)."""
+        return self.updates.pushes > 0 and self._clock() - self._last_push < STREAMING_SECONDS
 
     # -- updating the chat ---------------------------------------------------------------
 

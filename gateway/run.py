@@ -316,8 +316,8 @@ class Gateway:
         started = time.perf_counter()
         try:
             async with (
-                adapter.typing(DeliveryTarget.of(batch[-1])),
                 live_reply(self.app.repo, adapter, batch) as live,
+                adapter.typing(DeliveryTarget.of(batch[-1]), live.streaming if live else None),
             ):
                 with observing(live):
                     reply = await self.app.sessions.run_turn(

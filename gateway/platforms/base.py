@@ -206,9 +206,12 @@ class PlatformAdapter(abc.ABC):
         return [await self.send_part(target, part) for part in self.split(text)]
 
     @contextlib.asynccontextmanager
-    async def typing(self, target: DeliveryTarget) -> AsyncIterator[None]:
-        """Keep the typing indicator on while the body runs."""
-        task = asyncio.create_task(self._keep_typing(target))
+    async def typing(
+        self, target: DeliveryTarget, quiet: Callable[[], bool] | None = None
+    ) -> AsyncIterator[None]:
+        """Keep the typing indicator on while the body runs (skipped while ``quiet()`` says
+        the chat is shown something else, such as a reply being written)."""
+        task = asyncio.create_task(self._keep_typing(target, quiet))
         try:
             yield
         finally:
@@ -216,13 +219,14 @@ class PlatformAdapter(abc.ABC):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _keep_typing(self, target: DeliveryTarget) -> None:
+    async def _keep_typing(self, target: DeliveryTarget, quiet: Callable[[], bool] | None) -> None:
         # Saves a request per message (and the flood budget) when the reply is ready at once.
         if self.typing_delay > 0:
             await asyncio.sleep(self.typing_delay)
         while True:
             try:
-                await self.send_typing(target)
+                if quiet is None or not quiet():
+                    await self.send_typing(target)
             except Exception as exc:
                 log.debug("%s: typing indicator failed: %s", self.name, exc)
             await asyncio.sleep(self.typing_interval)

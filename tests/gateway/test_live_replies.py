@@ -162,3 +162,21 @@ async def test_a_running_tool_shows_a_progress_line(
     assert len(final) == 1
     assert "⏳" not in final[0]["text"]
     assert (ALICE, "typing") in telegram.chat_actions
+
+
+async def test_a_live_message_deleted_meanwhile_is_replaced_by_the_final_reply(
+    run_gateway: GatewayFactory,
+    discord_emulator: DiscordEmulator,
+    anthropic: AnthropicEmulator,
+) -> None:
+    reply = long_reply(1200)
+    anthropic.reply_fn = lambda body: reply
+    anthropic.stream_delay = SLOW_EVENT_SECONDS * 2
+    async with run_gateway(discord=discord_emulator) as gateway:
+        message = discord_emulator.push_message(DM_ID, "tell me a story", author_id=DISCORD_ALICE)
+        [live] = await discord_emulator.wait_for_sent(DM_ID, 1, timeout=30)
+        discord_emulator.delete_by_moderator(live["id"])
+        await settled_inbound(gateway, "discord", message["id"], timeout=60)
+    deleted = {str(i) for i in discord_emulator.rest.deleted_message_ids}
+    remaining = [m for m in discord_emulator.sent_messages(DM_ID) if m["id"] not in deleted]
+    assert [m["content"] for m in remaining] == [reply]
