@@ -145,15 +145,12 @@ class Deliverer:
         *,
         closes_as: str = "done",
         failure: str | None = None,
-        resumed: bool = False,
     ) -> ReplyRecord:
         """Answer the messages of ``batch`` (one turn) with ``texts``, split for the platform.
 
         Their status becomes ``closes_as`` once the last part is out (``failure`` is the
         reason stored with a failed turn's notice), or ``failed`` if the reply cannot be
-        delivered. ``resumed``: the turn was interrupted by a crash, which may have left a
-        live message sent but not recorded; the platform is asked for it as for a part in
-        doubt. Returns the reply as it ended.
+        delivered. Returns the reply as it ended.
         """
         last = batch[-1]
         adapter = self.adapters[last.platform]
@@ -168,7 +165,7 @@ class Deliverer:
             closes_as=closes_as,
             failure=failure,
         )
-        return await self.send(reply, resumed=resumed)
+        return await self.send(reply)
 
     async def send(self, reply: ReplyRecord, *, resumed: bool = False) -> ReplyRecord:
         """Send the parts of ``reply`` not sent yet, in order; returns it as it ended.

@@ -340,7 +340,7 @@ class Gateway:
         # A reply shown live is already in the chat, above anything sent now.
         streamed = live is not None and bool(live.messages)
         texts = [reply.text, *notices] if streamed else [*notices, reply.text]
-        await self.delivery.deliver(batch, texts, resumed=stored_message_id is not None)
+        await self.delivery.deliver(batch, texts)
         waited = reply.result.wait_seconds if reply.result else 0.0
         self.overhead_ms.append((time.perf_counter() - started - waited) * 1000)
 
