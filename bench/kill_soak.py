@@ -94,6 +94,8 @@ class SoakReport:
     """Times a user sent two or three messages at once."""
     merged_turns: int = 0
     """Replies that answered more than one message."""
+    live_messages: int = 0
+    """Messages shown live (sent before their answer ended, then edited into the reply)."""
     parts_found_after_crash: int = 0
     """Parts a kill left in doubt (sent, id not recorded) that the restart found delivered."""
     seconds: float = 0.0
@@ -261,6 +263,9 @@ async def _check_store(workdir: Path, chats: list[int], messages: int, report: S
             "SELECT count(*) FROM (SELECT reply_id FROM inbound WHERE reply_id IS NOT NULL "
             "GROUP BY reply_id HAVING count(*) > 1)"
         ).fetchone()[0]
+        report.live_messages = connection.execute("SELECT count(*) FROM live_messages").fetchone()[
+            0
+        ]
         unsent = connection.execute(
             "SELECT count(*) FROM reply_parts WHERE platform_message_id IS NULL"
         ).fetchone()[0]
