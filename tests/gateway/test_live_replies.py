@@ -44,6 +44,16 @@ def long_reply(characters: int) -> str:
     return "\n\n".join(paragraphs)
 
 
+def slow_reply(
+    anthropic: AnthropicEmulator, characters: int, event_seconds: float = SLOW_EVENT_SECONDS
+) -> str:
+    """Make the model answer every request with a long reply, streamed slowly; returns it."""
+    reply = long_reply(characters)
+    anthropic.reply_fn = lambda body: reply
+    anthropic.stream_delay = event_seconds
+    return reply
+
+
 def assert_at_most_one_per_second(times: Sequence[float], interval: float = 1.0) -> None:
     """Updates on average no closer than ``interval`` (n updates span n - 1 intervals)."""
     assert len(times) >= 2
@@ -54,9 +64,7 @@ def assert_at_most_one_per_second(times: Sequence[float], interval: float = 1.0)
 async def test_private_chat_shows_drafts_then_the_full_reply(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
-    reply = long_reply(3000)
-    anthropic.reply_fn = lambda body: reply
-    anthropic.stream_delay = SLOW_EVENT_SECONDS
+    reply = slow_reply(anthropic, 3000)
     async with run_gateway(telegram=telegram) as gateway:
         update = telegram.push_message(ALICE, "tell me a story")
         await settled_inbound(gateway, "telegram", message_key(update), timeout=60)
@@ -73,10 +81,7 @@ async def test_private_chat_shows_drafts_then_the_full_reply(
 async def test_private_chat_reply_past_the_limit_ends_as_complete_parts(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
-    reply = long_reply(6000)
-    anthropic.reply_fn = lambda body: reply
-    anthropic.reply_tokens = 4000
-    anthropic.stream_delay = SLOW_EVENT_SECONDS / 2
+    reply = slow_reply(anthropic, 6000, SLOW_EVENT_SECONDS / 2)
     async with run_gateway(telegram=telegram, model_settings={"max_tokens": 4000}) as gateway:
         update = telegram.push_message(ALICE, "tell me a long story")
         await settled_inbound(gateway, "telegram", message_key(update), timeout=60)
@@ -91,9 +96,7 @@ async def test_private_chat_reply_past_the_limit_ends_as_complete_parts(
 async def test_group_reply_is_one_message_edited_as_it_grows(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
-    reply = long_reply(5000)
-    anthropic.reply_fn = lambda body: reply
-    anthropic.stream_delay = SLOW_EVENT_SECONDS * 2
+    reply = slow_reply(anthropic, 5000, SLOW_EVENT_SECONDS * 2)
     async with run_gateway(telegram=telegram, model_settings={"max_tokens": 4000}) as gateway:
         update = telegram.push_message(
             GROUP, f"{BOT} tell me a story", user_id=ALICE, chat_type="supergroup"
@@ -116,9 +119,7 @@ async def test_discord_reply_is_edited_as_it_grows_and_split_at_2000(
     discord_emulator: DiscordEmulator,
     anthropic: AnthropicEmulator,
 ) -> None:
-    reply = long_reply(3000)
-    anthropic.reply_fn = lambda body: reply
-    anthropic.stream_delay = SLOW_EVENT_SECONDS
+    reply = slow_reply(anthropic, 3000)
     async with run_gateway(discord=discord_emulator) as gateway:
         message = discord_emulator.push_message(DM_ID, "tell me a story", author_id=DISCORD_ALICE)
         await settled_inbound(gateway, "discord", message["id"], timeout=60)
@@ -139,9 +140,7 @@ async def test_discord_reply_is_edited_as_it_grows_and_split_at_2000(
 async def test_streaming_off_sends_the_reply_whole(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
-    reply = long_reply(1500)
-    anthropic.reply_fn = lambda body: reply
-    anthropic.stream_delay = SLOW_EVENT_SECONDS
+    reply = slow_reply(anthropic, 1500)
     async with run_gateway(telegram=telegram, telegram_settings={"streaming": False}) as gateway:
         update = telegram.push_message(ALICE, "tell me a story")
         await settled_inbound(gateway, "telegram", message_key(update), timeout=60)
@@ -169,9 +168,7 @@ async def test_a_live_message_deleted_meanwhile_is_replaced_by_the_final_reply(
     discord_emulator: DiscordEmulator,
     anthropic: AnthropicEmulator,
 ) -> None:
-    reply = long_reply(1200)
-    anthropic.reply_fn = lambda body: reply
-    anthropic.stream_delay = SLOW_EVENT_SECONDS * 2
+    reply = slow_reply(anthropic, 1200, SLOW_EVENT_SECONDS * 2)
     async with run_gateway(discord=discord_emulator) as gateway:
         message = discord_emulator.push_message(DM_ID, "tell me a story", author_id=DISCORD_ALICE)
         [live] = await discord_emulator.wait_for_sent(DM_ID, 1, timeout=30)

@@ -15,7 +15,7 @@ from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, MODEL_KEY_ENV, TELEGRAM_TOKEN_ENV, gateway_config
 from tests.gateway.test_daemon_kill import START_TIMEOUT, start_daemon, wait_for
-from tests.gateway.test_live_replies import BOT, CURSOR, GROUP, long_reply
+from tests.gateway.test_live_replies import BOT, CURSOR, GROUP, slow_reply
 
 SLOW_EVENT_SECONDS = 0.08
 """The first run writes slowly, so the kill lands mid-stream (after the first live edit)."""
@@ -28,9 +28,7 @@ def bot_messages(telegram: TelegramEmulator) -> list[dict[str, Any]]:
 async def test_sigkill_mid_stream_then_restart_finishes_the_live_message(
     telegram: TelegramEmulator, anthropic: AnthropicEmulator, tmp_path: Path
 ) -> None:
-    reply = long_reply(3000)
-    anthropic.reply_fn = lambda body: reply
-    anthropic.stream_delay = SLOW_EVENT_SECONDS
+    reply = slow_reply(anthropic, 3000, SLOW_EVENT_SECONDS)
     config = gateway_config(tmp_path, anthropic, telegram=telegram)
     config_path = tmp_path / "config.yaml"
     config_path.write_text(yaml.safe_dump(config.model_dump(mode="json")))
