@@ -3,7 +3,8 @@
 A :class:`LiveReply` observes one turn (:mod:`agent.reply_stream`) and updates the chat at
 most once per :attr:`~gateway.platforms.base.LiveMode.interval`: the answer so far, split at
 the platform's limit like the final reply, each part a message sent once and then edited as
-it grows (in a Telegram private chat the growing last part is an ephemeral draft instead).
+it grows (in a Telegram private chat, the part being written is an ephemeral draft instead,
+and the finished reply is sent as new messages).
 While a tool runs, the live text ends with a short progress line. Intermediate text is plain;
 the final text, formatted, is delivered by :mod:`gateway.delivery`, which edits these
 messages into the reply's parts instead of sending new ones.
@@ -11,7 +12,8 @@ messages into the reply's parts instead of sending new ones.
 Exactly once: every live message is recorded in the store (:meth:`record_live_message`)
 right after it was sent and before its first edit. Delivery finds them there; so does a turn
 resumed after a crash, which goes on editing them. A crash between a live send and its record
-leaves that one message unknown (the same window as a reply part's send and its record).
+leaves that one message unknown: unlike a reply part in doubt, no platform is asked for it
+yet, so it stays beside the reply (a window of one database write, groups and Discord only).
 """
 
 from __future__ import annotations
@@ -138,11 +140,13 @@ class LiveReply:
         return parts
 
     async def _show(self, parts: list[str]) -> None:
-        last = len(parts) - 1
+        if self.mode.drafts:
+            # Only the part being written: sending the finished ones early would leave
+            # messages a crash could orphan, where drafts leave nothing behind.
+            await self.adapter.send_draft(self.target, self._draft_id, parts[-1])
+            return
         for index, text in enumerate(parts):
-            if index == last and self.mode.drafts:
-                await self.adapter.send_draft(self.target, self._draft_id, text)
-            elif index < len(self.messages):
+            if index < len(self.messages):
                 if self._shown[index] != text:
                     await self.adapter.edit_part(
                         self.target, self.messages[index], text, formatted=False
