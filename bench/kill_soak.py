@@ -76,8 +76,8 @@ class SoakSettings:
     """Seconds the daemon runs after it is polling before it is killed."""
     stream_delay: float = 0.0
     """Seconds between two streamed events of an answer (24 characters of text each): with
-    a delay, long answers are shown live (their first parts sent before the answer ends)
-    and kills land mid-stream."""
+    a delay, answers are shown live (drafts, in these private chats) and kills land
+    mid-stream."""
 
 
 @dataclass
@@ -95,7 +95,8 @@ class SoakReport:
     merged_turns: int = 0
     """Replies that answered more than one message."""
     live_messages: int = 0
-    """Messages shown live (sent before their answer ended, then edited into the reply)."""
+    """Messages shown live (sent before their answer ended, then edited into the reply);
+    private chats stream drafts only, so 0 here unless that changes."""
     parts_found_after_crash: int = 0
     """Parts a kill left in doubt (sent, id not recorded) that the restart found delivered."""
     seconds: float = 0.0
