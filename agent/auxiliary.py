@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from agent import reply_stream
 from agent.providers.base import Provider
 from agent.types import Message, ProviderTimeoutError, Usage, reply_text
 
@@ -54,10 +55,14 @@ class AuxiliaryClient:
         """Run one auxiliary call and return its text. Raises the provider's typed errors."""
         route = self.route(task)
         try:
-            async with asyncio.timeout(route.timeout):
-                response = await route.provider.complete(
-                    messages, max_tokens=max_tokens or DEFAULT_AUX_MAX_TOKENS, model=route.model
-                )
+            # A summary made during a turn is no part of the reply shown live.
+            with reply_stream.observing(None):
+                async with asyncio.timeout(route.timeout):
+                    response = await route.provider.complete(
+                        messages,
+                        max_tokens=max_tokens or DEFAULT_AUX_MAX_TOKENS,
+                        model=route.model,
+                    )
         except TimeoutError:
             raise ProviderTimeoutError(
                 f"auxiliary {task} call timed out after {route.timeout:.0f}s", retryable=True

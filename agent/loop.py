@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from agent import reply_stream
 from agent.context_engine import ContextEngine
 from agent.prompt_caching import CachePolicy, MarkedHistory, cache_breakpoints
 from agent.providers.base import Provider
@@ -262,6 +263,7 @@ class AgentLoop:
 
     async def _call_model(self, context: list[Message]) -> ModelResponse:
         schemas = self.tools.schemas() or None
+        reply_stream.model_call_started()
         response = await self.provider_session.complete(
             self.marked_history(context), tools=schemas, max_tokens=self.settings.max_tokens
         )
@@ -285,6 +287,7 @@ class AgentLoop:
 
     async def _run_tools(self, tool_calls: list[dict[str, Any]]) -> list[Message]:
         calls = [(c.get("id", ""), c.get("function", {})) for c in tool_calls]
+        reply_stream.tools_started([str(fn.get("name", "")) for _, fn in calls])
         try:
             outputs = await asyncio.gather(
                 *(self.tools.call(fn.get("name", ""), fn.get("arguments")) for _, fn in calls)

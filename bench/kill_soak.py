@@ -74,6 +74,10 @@ class SoakSettings:
     """How often a user sends two or three messages at once (merged into one turn)."""
     uptime: tuple[float, float] = (0.5, 5.0)
     """Seconds the daemon runs after it is polling before it is killed."""
+    stream_delay: float = 0.0
+    """Seconds between two streamed events of an answer (24 characters of text each): with
+    a delay, answers are shown live (drafts, in these private chats) and kills land
+    mid-stream."""
 
 
 @dataclass
@@ -90,6 +94,9 @@ class SoakReport:
     """Times a user sent two or three messages at once."""
     merged_turns: int = 0
     """Replies that answered more than one message."""
+    live_messages: int = 0
+    """Messages shown live (sent before their answer ended, then edited into the reply);
+    private chats stream drafts only, so 0 here unless that changes."""
     parts_found_after_crash: int = 0
     """Parts a kill left in doubt (sent, id not recorded) that the restart found delivered."""
     seconds: float = 0.0
@@ -187,9 +194,14 @@ async def _user(
     return bursts
 
 
+def _bot_texts(telegram: TelegramEmulator, chat: int) -> list[str]:
+    """What the chat shows of the bot now: its messages as last edited, deleted ones gone."""
+    return [m["text"] for m in telegram.sent_messages(chat) if not m.get("deleted")]
+
+
 def _answered_everything(telegram: TelegramEmulator, chats: list[int], messages: int) -> bool:
     for chat in chats:
-        replies = [m["text"] for m in telegram.sent_messages(chat)]
+        replies = _bot_texts(telegram, chat)
         if not replies or marker(chat, messages - 1) not in replies[-1].rsplit("END", 1)[-1]:
             return False
     return True
@@ -209,6 +221,7 @@ async def run_soak(settings: SoakSettings, workdir: Path) -> SoakReport:
         return soak_reply_text(markers_in(text))
 
     async with TelegramEmulator() as telegram, AnthropicEmulator(reply_fn=answer) as anthropic:
+        anthropic.stream_delay = settings.stream_delay
         config = _config(workdir, telegram, anthropic)
         daemon = Daemon(config, workdir / "daemon.log", telegram)
         users = asyncio.gather(*(_user(telegram, chat, settings, rng) for chat in chats))
@@ -229,7 +242,7 @@ async def run_soak(settings: SoakSettings, workdir: Path) -> SoakReport:
             report.problems.append("the daemon did not stop cleanly on SIGTERM")
         report.model_requests = len(anthropic.requests)
         for chat in chats:
-            sent = [m["text"] for m in telegram.sent_messages(chat)]
+            sent = _bot_texts(telegram, chat)
             report.bot_messages += len(sent)
             report.problems += check_transcript(chat, sent, settings.messages)
     await _check_store(workdir, chats, settings.messages, report)
@@ -251,6 +264,9 @@ async def _check_store(workdir: Path, chats: list[int], messages: int, report: S
             "SELECT count(*) FROM (SELECT reply_id FROM inbound WHERE reply_id IS NOT NULL "
             "GROUP BY reply_id HAVING count(*) > 1)"
         ).fetchone()[0]
+        report.live_messages = connection.execute("SELECT count(*) FROM live_messages").fetchone()[
+            0
+        ]
         unsent = connection.execute(
             "SELECT count(*) FROM reply_parts WHERE platform_message_id IS NULL"
         ).fetchone()[0]
@@ -282,9 +298,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=SoakSettings.messages, help="per chat")
     parser.add_argument("--kills", type=int, default=SoakSettings.kills)
     parser.add_argument("--seed", type=int, default=SoakSettings.seed)
+    parser.add_argument(
+        "--stream-delay",
+        type=float,
+        default=SoakSettings.stream_delay,
+        help="seconds per streamed event of an answer (live replies mid-kill)",
+    )
     args = parser.parse_args(argv)
     settings = SoakSettings(
-        chats=args.chats, messages=args.messages, kills=args.kills, seed=args.seed
+        chats=args.chats,
+        messages=args.messages,
+        kills=args.kills,
+        seed=args.seed,
+        stream_delay=args.stream_delay,
     )
     with tempfile.TemporaryDirectory(prefix="hermes-soak-") as workdir:
         report = asyncio.run(run_soak(settings, Path(workdir)))

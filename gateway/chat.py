@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from agent.reply_stream import observing
 from gateway.app import App
+from gateway.chat_stream import TerminalPrinter
 from gateway.commands import CommandRegistry, default_registry, parse_call, run_local
 from gateway.commands.builtin import STOPPED_TEXT
 from gateway.config import hermes_home
@@ -129,9 +131,16 @@ async def run_chat(
         if terminal is None:
             reply = await app.sessions.run_turn(address, text, sent_at=time.time())
         else:
-            interrupted = await _interruptible_turn(app, address, text)
+            printer = TerminalPrinter(out, REPLY_PREFIX)
+            with observing(printer):  # the answer is printed as the model writes it
+                interrupted = await _interruptible_turn(app, address, text)
             if interrupted is None:
+                printer.finish("")
                 print(REPLY_PREFIX + STOPPED_TEXT, file=out, flush=True)
                 continue
             reply = interrupted
+            if printer.finish(reply.text):
+                for notice in reply.notices:
+                    print(NOTICE_PREFIX + notice, file=out, flush=True)
+                continue
         _print_reply(reply, out)

@@ -150,6 +150,9 @@ class PlatformSection(_Section):
     allow_all: bool = False
     admin_users: list[int | str] = Field(default_factory=list)
     typing_delay: Annotated[float, Field(ge=0)] = 0.5
+    streaming: bool = True
+    """Show replies while the model writes them (drafts or edited messages, see
+    :mod:`gateway.live_reply`); off: each reply arrives whole when it is finished."""
 
     def secret_env_names(self) -> list[str]:
         """The environment variables this platform takes secrets from (masked in logs)."""

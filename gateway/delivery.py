@@ -11,6 +11,12 @@ reads the channel history; Telegram, which cannot read messages, tries to edit t
 the last known one to the same text and gets "message is not modified" for its own, in
 private chats only). Where the platform cannot tell (Telegram groups), the part is sent again.
 
+A reply shown live while it was written (:mod:`gateway.live_reply`) already has messages in
+the chat, recorded in the store: its parts are edited into them, in order, instead of being
+sent (an edit to the same text is harmless, so a resumed reply simply edits again); live
+messages beyond the final parts are deleted; a live message that cannot be edited any more
+(deleted by someone) is replaced by a new message.
+
 A send that fails transiently (the adapter says which failures are: HTTP 5xx, a dropped
 connection, a 429 its client's limiter gave up on) is retried with a doubling backoff, or
 after the platform's ``retry_after``, for at most ``gateway.delivery_retry_seconds``. The
@@ -172,30 +178,75 @@ class Deliverer:
         final_index = reply.parts[-1].index
         sent = {part.index: part.platform_message_id for part in reply.parts}
         in_doubt = reply.unsent[0].index if resumed and reply.unsent else None
+        live = await self.repo.live_messages(reply.platform, reply.chat_id, reply.answers)
         for part in reply.unsent:
             what = f"{reply.platform}: reply {reply.id} part {part.index + 1}/{len(reply.parts)}"
             try:
                 platform_id = None
-                if part.index == in_doubt:
+                if part.index < len(live):
+                    platform_id = await self._finish_live(
+                        adapter, target, live[part.index], part, what
+                    )
+                elif part.index == in_doubt:
                     platform_id = await self._find_sent(reply, part, what)
                 if platform_id is None:
-                    platform_id = await send_with_retry(
-                        partial(adapter.send_part, target, part.text),
-                        adapter.classify_send_error,
-                        self.policy,
-                        what=what,
-                        clock=self._clock,
-                        sleep=self._sleep,
+                    platform_id = await self._retrying(
+                        partial(adapter.send_part, target, part.text), adapter, what
                     )
             except DeliveryFailed as exc:
                 log.error("%s to chat %s not delivered: %s", what, reply.chat_id, exc.reason)
                 await self.repo.fail_reply(reply.id, exc.reason)
                 return _ended(reply, sent, "failed", exc.reason)
+            if part.index == final_index:
+                await self._drop_live(adapter, target, live[len(reply.parts) :])
             await self.repo.record_sent_part(
                 reply.id, part.index, platform_id, last=part.index == final_index
             )
             sent[part.index] = platform_id
         return _ended(reply, sent, "sent", None)
+
+    async def _retrying(
+        self, send: Callable[[], Awaitable[T]], adapter: PlatformAdapter, what: str
+    ) -> T:
+        return await send_with_retry(
+            send,
+            adapter.classify_send_error,
+            self.policy,
+            what=what,
+            clock=self._clock,
+            sleep=self._sleep,
+        )
+
+    async def _finish_live(
+        self,
+        adapter: PlatformAdapter,
+        target: DeliveryTarget,
+        message_id: str,
+        part: ReplyPart,
+        what: str,
+    ) -> str | None:
+        """Edit a live message into its final part; None when it cannot be edited any more
+        (the part is then sent as a new message)."""
+        try:
+            await self._retrying(
+                partial(adapter.edit_part, target, message_id, part.text, formatted=True),
+                adapter,
+                what,
+            )
+        except DeliveryFailed as exc:
+            log.warning("%s: live message cannot be finished (%s); sending it", what, exc.reason)
+            return None
+        return message_id
+
+    async def _drop_live(
+        self, adapter: PlatformAdapter, target: DeliveryTarget, extra: Sequence[str]
+    ) -> None:
+        """Delete live messages the final reply has no part for (it split differently)."""
+        for message_id in extra:
+            try:
+                await adapter.delete_part(target, message_id)
+            except Exception as exc:
+                log.warning("%s: live message %s not deleted: %s", adapter.name, message_id, exc)
 
     async def _find_sent(self, reply: ReplyRecord, part: ReplyPart, what: str) -> str | None:
         """The id of ``part`` if the platform shows it was delivered before the crash."""

@@ -20,6 +20,7 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
+from agent.reply_stream import observing
 from gateway.allowlist import Allowlist, UserMatcher
 from gateway.app import App
 from gateway.attachments import unread_attachment_notice
@@ -27,6 +28,7 @@ from gateway.commands import Command, CommandContext, CommandRegistry, default_r
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.delivery import Deliverer, RetryPolicy
 from gateway.inbound import InboundMessage
+from gateway.live_reply import live_reply
 from gateway.media.prepare import MediaReader, PreparedMedia
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter, PlatformAuthError
 from gateway.platforms.registry import PLATFORMS
@@ -337,13 +339,17 @@ class Gateway:
         link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
         started = time.perf_counter()
         try:
-            async with adapter.typing(DeliveryTarget.of(batch[-1])):
-                reply = await self.app.sessions.run_turn(
-                    address,
-                    media.content(merge_texts(batch)),
-                    source=TurnSource(link, stored_message_id),
-                    sent_at=batch_sent_at(batch),
-                )
+            async with (
+                live_reply(self.app.repo, adapter, batch) as live,
+                adapter.typing(DeliveryTarget.of(batch[-1]), live.streaming if live else None),
+            ):
+                with observing(live):
+                    reply = await self.app.sessions.run_turn(
+                        address,
+                        media.content(merge_texts(batch)),
+                        source=TurnSource(link, stored_message_id),
+                        sent_at=batch_sent_at(batch),
+                    )
         except asyncio.CancelledError:
             if key in self._stopping_keys:
                 await self._after_user_stop(address, batch)
@@ -354,7 +360,11 @@ class Gateway:
             text = FAILED_TEXT.format(error=type(exc).__name__)
             await self.delivery.deliver(batch, [text], closes_as="failed", failure=reason)
             return
-        await self.delivery.deliver(batch, [*notices, *reply.notices, reply.text])
+        notices.extend(reply.notices)
+        # A reply shown live is already in the chat, above anything sent now.
+        streamed = live is not None and bool(live.messages)
+        texts = [reply.text, *notices] if streamed else [*notices, reply.text]
+        await self.delivery.deliver(batch, texts)
         waited = reply.result.wait_seconds if reply.result else 0.0
         self.overhead_ms.append((time.perf_counter() - started - waited) * 1000)
 

@@ -118,6 +118,9 @@ class AnthropicEmulator:
         self.reply_tokens = reply_tokens
         self.strict_alternation = strict_alternation
         self.instant = instant
+        self.stream_delay = 0.0
+        """Seconds between two SSE events of a stream (a slowly written reply); 0: as fast as
+        ``instant`` says."""
         self.reply_fn = reply_fn
         self.record_bodies = record_bodies
         self.stats = EmulatorStats()
@@ -311,10 +314,11 @@ class AnthropicEmulator:
             await response.prepare(request)
             if not self.instant:
                 await asyncio.sleep(FIRST_TOKEN_DELAY_SECONDS)
+            pause = self.stream_delay or (0.0 if self.instant else STREAM_EVENT_DELAY_SECONDS)
             for name, data in events:
                 await response.write(encode_event(name, data))
-                if not self.instant:
-                    await asyncio.sleep(STREAM_EVENT_DELAY_SECONDS)
+                if pause:
+                    await asyncio.sleep(pause)
             if fault == "cut" and request.transport is not None:
                 request.transport.close()  # mid-response: the chunked body never ends
                 return response

@@ -192,6 +192,13 @@ class DiscordEmulator:
         elif channel["type"] != CHANNEL_TYPE_DM:
             self.gateway.dispatch("CHANNEL_DELETE", channel)
 
+    def delete_by_moderator(self, message_id: int | str) -> None:
+        """Someone with Manage Messages deletes a message (the bot's edits then get 404)."""
+        message = self.world.messages.pop(int(message_id))
+        self.rest.deleted_message_ids.append(int(message_id))
+        event = {"id": message["id"], "channel_id": message["channel_id"]}
+        self.gateway.dispatch("MESSAGE_DELETE", event)
+
     def fail_sends(self, channel_id: int, status: int = 503, count: int = 1) -> None:
         """Answer the bot's next `count` messages to a channel with HTTP `status` (nothing is
         created); status 0 closes the connection without an answer instead."""
@@ -256,7 +263,8 @@ class DiscordEmulator:
 
     @property
     def edited_messages(self) -> list[dict]:
-        """A snapshot of each message after every PATCH the bot made, in order."""
+        """A snapshot of each message after every PATCH the bot made, in order (``edited_at``:
+        ``time.monotonic()`` when it landed)."""
         return self.rest.edits
 
     @property

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import BodyPartReader, web
@@ -336,7 +337,7 @@ class DiscordRestApi:
                 "content", "BASE_TYPE_MAX_LENGTH", f"Must be {MAX_MESSAGE_LENGTH} or fewer."
             )
         edited = self.world.edit_message(int(message["id"]), content)
-        self.edits.append(dict(edited))
+        self.edits.append({**edited, "edited_at": time.monotonic()})  # when a user saw it
         self.gateway.dispatch("MESSAGE_UPDATE", edited)
         return json_response(edited)
 

@@ -88,6 +88,8 @@ class TelegramEmulator(UpdateFaults, MediaUpdates):
         self.files = FileStore()
         """Files users sent (``files.downloads``: what the bot downloaded)."""
         self._api.register("getFile", self.files.get_file)
+        self.live = self._api.live
+        """Drafts and edits with their times (``live.drafts_in(chat)``, ``live.edits_in``)."""
         self.calls: list[tuple[str, Params]] = []
         """Every API call in arrival order: (method name as the API spells it, decoded params)."""
         self._updates_changed = Signal()

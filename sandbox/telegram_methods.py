@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
 from sandbox.telegram_chats import ApiObject, ChatDirectory
 from sandbox.telegram_faults import FloodControl
+from sandbox.telegram_live import LiveEvent, LiveRecord, send_message_draft
 from sandbox.telegram_markup import MarkupError, UnsupportedParseMode, format_message_text
 from sandbox.telegram_text import MAX_MESSAGE_UTF16, Entity, utf16_len
 from sandbox.telegram_updates import UpdateQueue
@@ -63,6 +65,8 @@ class BotApiMethods:
         self.sent_by_chat: dict[int, list[dict[str, Any]]] = {}
         self.chat_actions: list[tuple[int, str]] = []
         self.commands: list[dict[str, Any]] = []
+        self.live = LiveRecord()
+        """Every draft and edit, with when it landed (what a user saw of live replies)."""
         self._commands_by_scope: dict[tuple[str, str], list[dict[str, Any]]] = {}
         methods: dict[str, Method] = {
             "getMe": self.get_me,
@@ -74,6 +78,9 @@ class BotApiMethods:
             "getWebhookInfo": self.get_webhook_info,
             "sendMessage": self.send_message,
             "editMessageText": self.edit_message_text,
+            "sendMessageDraft": lambda params: send_message_draft(
+                params, directory, flood, self.live, _message_text
+            ),
             "deleteMessage": self.delete_message,
             "sendChatAction": self.send_chat_action,
             "setMyCommands": self.set_my_commands,
@@ -194,6 +201,17 @@ class BotApiMethods:
             message.get("reply_markup"),
         ):
             raise bad_request(_NOT_MODIFIED)
+        if self._flood is not None:  # edits count against the flood limits like sends
+            self._flood.admit(chat["id"], self._directory.is_group(chat["id"]))
+        self.live.edits.append(
+            LiveEvent(
+                chat["id"],
+                text,
+                time.monotonic(),
+                message_id=message["message_id"],
+                parse_mode=params.get("parse_mode"),
+            )
+        )
         message.update(text=text, entities=entities, edit_date=self._directory.now())
         if not entities:
             message.pop("entities")

@@ -27,6 +27,7 @@ _INTEGER_PARAMS = frozenset(
         "from_chat_id",
         "max_connections",
         "cache_time",
+        "draft_id",
     }
 )
 _BOOLEAN_PARAMS = frozenset(

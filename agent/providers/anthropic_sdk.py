@@ -15,6 +15,7 @@ from anthropic.lib.streaming import AsyncMessageStreamManager
 from anthropic.types import Message as SDKMessage
 from anthropic.types import RawMessageStreamEvent
 
+from agent import reply_stream
 from agent.providers.anthropic_convert import from_anthropic_message
 from agent.providers.base import MAX_RETRY_WAIT_SECONDS, error_details, is_retryable_status
 from agent.providers.wire_body import WireBody
@@ -88,6 +89,9 @@ def _broke_off(exc: Exception) -> IncompleteResponseError:
 async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelResponse:
     """POST an encoded streamed Messages body through the SDK (its retries, errors, events).
 
+    The answer's text is reported as it streams to the turn's observer, if any
+    (:mod:`agent.reply_stream`).
+
     A long body goes out as pieces with its length (no re-encoding, no joining); a short
     one is joined, since one write costs less than several.
     """
@@ -104,6 +108,9 @@ async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelRespons
     try:
         async with AsyncMessageStreamManager(request) as stream:
             began = True
+            async for event in stream:
+                if event.type == "text":
+                    reply_stream.text_delta(event.text)
             final = await stream.get_final_message()
     except anthropic.APIConnectionError as exc:
         if began and not isinstance(exc, anthropic.APITimeoutError):

@@ -59,6 +59,17 @@ class SendFailure:
     """Seconds the platform asked us to wait before the next attempt."""
 
 
+@dataclass(frozen=True, slots=True)
+class LiveMode:
+    """How a reply is shown in one chat while the model writes it (:mod:`gateway.live_reply`)."""
+
+    drafts: bool
+    """The growing end of the reply is an ephemeral draft (:meth:`PlatformAdapter.send_draft`,
+    Telegram private chats) instead of a sent message edited as it grows."""
+    interval: float
+    """Seconds between two updates of the chat (the platform's flood limit for edits)."""
+
+
 NETWORK_ERRORS = (OSError, TimeoutError)
 """Failures below any platform client: worth another attempt."""
 
@@ -151,6 +162,32 @@ class PlatformAdapter(abc.ABC):
         """
         return None
 
+    # -- live replies (optional: an adapter whose live_mode is None never gets these calls) --
+
+    def live_mode(self, target: DeliveryTarget) -> LiveMode | None:
+        """How replies to ``target`` are shown while written; None: only when finished."""
+        return None
+
+    async def send_preview(self, target: DeliveryTarget, text: str) -> str:
+        """Send an unfinished part as plain text (no formatting); returns its platform id."""
+        raise NotImplementedError(f"{self.name} does not show live replies")
+
+    async def edit_part(
+        self, target: DeliveryTarget, message_id: str, text: str, *, formatted: bool
+    ) -> None:
+        """Replace the text of a sent part (``formatted``: the finished text, formatted with
+        the plain-text fallback). An edit to the text it already has is no error."""
+        raise NotImplementedError(f"{self.name} does not show live replies")
+
+    async def delete_part(self, target: DeliveryTarget, message_id: str) -> None:
+        """Delete a sent part (one already gone is no error)."""
+        raise NotImplementedError(f"{self.name} does not show live replies")
+
+    async def send_draft(self, target: DeliveryTarget, draft_id: int, text: str) -> None:
+        """Show ``text`` as the ephemeral draft ``draft_id`` (adapters whose live mode uses
+        drafts)."""
+        raise NotImplementedError(f"{self.name} has no drafts")
+
     def anchor_of(self, platform_message_id: str) -> str:
         """A received message's id in the form :meth:`send_part` returns ids (the point after
         which the reply to it was sent)."""
@@ -169,9 +206,12 @@ class PlatformAdapter(abc.ABC):
         return [await self.send_part(target, part) for part in self.split(text)]
 
     @contextlib.asynccontextmanager
-    async def typing(self, target: DeliveryTarget) -> AsyncIterator[None]:
-        """Keep the typing indicator on while the body runs."""
-        task = asyncio.create_task(self._keep_typing(target))
+    async def typing(
+        self, target: DeliveryTarget, quiet: Callable[[], bool] | None = None
+    ) -> AsyncIterator[None]:
+        """Keep the typing indicator on while the body runs (skipped while ``quiet()`` says
+        the chat is shown something else, such as a reply being written)."""
+        task = asyncio.create_task(self._keep_typing(target, quiet))
         try:
             yield
         finally:
@@ -179,13 +219,14 @@ class PlatformAdapter(abc.ABC):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _keep_typing(self, target: DeliveryTarget) -> None:
+    async def _keep_typing(self, target: DeliveryTarget, quiet: Callable[[], bool] | None) -> None:
         # Saves a request per message (and the flood budget) when the reply is ready at once.
         if self.typing_delay > 0:
             await asyncio.sleep(self.typing_delay)
         while True:
             try:
-                await self.send_typing(target)
+                if quiet is None or not quiet():
+                    await self.send_typing(target)
             except Exception as exc:
                 log.debug("%s: typing indicator failed: %s", self.name, exc)
             await asyncio.sleep(self.typing_interval)

@@ -37,7 +37,6 @@ from gateway.platforms.base import (
     CatchUpSource,
     DeliveryTarget,
     InboundCallback,
-    PlatformAdapter,
     PlatformAuthError,
     SendFailure,
 )
@@ -49,6 +48,7 @@ from gateway.platforms.discord_intake import (
     guard_parsers,
     token_rejected_text,
 )
+from gateway.platforms.discord_live import DiscordLiveReplies
 from gateway.platforms.discord_media import discord_media
 from gateway.text_split import DISCORD_MESSAGE_LIMIT
 
@@ -87,7 +87,7 @@ def discord_session_key(message: discord.Message) -> str:
     return f"{PLATFORM}:channel:{channel.id}"
 
 
-class DiscordAdapter(PlatformAdapter):
+class DiscordAdapter(DiscordLiveReplies):
     """A Discord bot user connected over the gateway websocket."""
 
     name = PLATFORM

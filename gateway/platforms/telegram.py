@@ -37,6 +37,7 @@ from gateway.media.items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
     DeliveryTarget,
     InboundCallback,
+    LiveMode,
     PlatformAdapter,
     PlatformAuthError,
     SendFailure,
@@ -80,6 +81,10 @@ _FINAL_SEND_ERRORS = (Forbidden, BadRequest, ChatMigrated, InvalidToken)
 """A send refused for one of these will be refused again: the reply fails, it is not retried."""
 _FORMATTING_ERRORS = ("can't parse entities", "message is too long")
 """Rejections of the formatted text after which the plain text (which fits) is sent instead."""
+DRAFT_UPDATE_SECONDS = 1.0
+"""Between two draft updates of a live reply in a private chat (about one message a second)."""
+GROUP_EDIT_SECONDS = 3.0
+"""Between two edits of a live reply in a group: groups allow 20 sends or edits a minute."""
 FIND_SENT_LIMIT = 20
 """Unknown message ids tried after the last known one for a part a crash left in doubt (ids
 known to be other messages are skipped without trying; the part went out soon after)."""
@@ -288,6 +293,42 @@ class TelegramAdapter(PlatformAdapter):
                 continue  # someone else's message ("can't be edited")
             return str(message_id)
         return None
+
+    def live_mode(self, target: DeliveryTarget) -> LiveMode | None:
+        """Drafts in private chats (positive ids, no topics), edited messages elsewhere."""
+        if not self.settings.streaming:
+            return None
+        if int(target.chat_id) > 0 and target.thread_id is None:
+            return LiveMode(drafts=True, interval=DRAFT_UPDATE_SECONDS)
+        return LiveMode(drafts=False, interval=GROUP_EDIT_SECONDS)
+
+    async def send_preview(self, target: DeliveryTarget, text: str) -> str:
+        extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}
+        sent = await self.bot.send_message(int(target.chat_id), text, **extra)
+        return str(sent.message_id)
+
+    async def edit_part(
+        self, target: DeliveryTarget, message_id: str, text: str, *, formatted: bool
+    ) -> None:
+        chat_id, message = int(target.chat_id), int(self.anchor_of(message_id))
+        try:
+            if formatted:
+                await self._edit_to(chat_id, message, text)
+            else:
+                await self.bot.edit_message_text(text, chat_id=chat_id, message_id=message)
+        except BadRequest as exc:
+            if "not modified" not in str(exc).lower():
+                raise
+
+    async def delete_part(self, target: DeliveryTarget, message_id: str) -> None:
+        try:
+            await self.bot.delete_message(int(target.chat_id), int(self.anchor_of(message_id)))
+        except BadRequest as exc:
+            if "not found" not in str(exc).lower():
+                raise
+
+    async def send_draft(self, target: DeliveryTarget, draft_id: int, text: str) -> None:
+        await self.bot.send_message_draft(int(target.chat_id), draft_id, text)
 
     async def _edit_to(self, chat_id: int, message_id: int, text: str) -> None:
         try:

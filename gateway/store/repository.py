@@ -28,6 +28,7 @@ from gateway.store.repository_dead_letters import DeadLetterQueries
 from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
+from gateway.store.repository_live import LiveMessageQueries
 from gateway.store.repository_messages import MessageQueries
 from gateway.store.repository_replies import ReplyQueries
 from gateway.store.repository_sessions import (
@@ -58,6 +59,7 @@ class Repository(
     ReplyQueries,
     CatchUpQueries,
     DeadLetterQueries,
+    LiveMessageQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

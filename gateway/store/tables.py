@@ -301,6 +301,23 @@ class ReplyPartRow(Base):
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
+class LiveMessageRow(Base):
+    """A platform message a reply was shown in while being written (recorded before its first
+    edit), under the inbound message it answers, so delivery and restarts can finish it."""
+
+    __tablename__ = "live_messages"
+    __table_args__ = (UniqueConstraint("platform", "chat_id", "anchor", "part_index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String)
+    chat_id: Mapped[str] = mapped_column(String)
+    anchor: Mapped[str] = mapped_column(String)
+    """The platform id of the first inbound message of the turn the reply answers."""
+    part_index: Mapped[int] = mapped_column(Integer)
+    platform_message_id: Mapped[str] = mapped_column(String)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class DeadLetterRow(Base):
     """An update a platform sent that could not be parsed or recorded, kept raw (quarantine)."""
 
