@@ -13,8 +13,8 @@ import logging
 import time
 
 from gateway.commands.registry import CommandContext, CommandSpec
+from gateway.engine_factory import build_engine
 from gateway.media.blobs import BlobStore
-from gateway.session_runtime import build_engine
 from gateway.sessions import SessionManager
 from gateway.store.repository_forget import ForgetReport
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
-import itertools
 import logging
 import time
 from collections.abc import Coroutine
@@ -36,6 +35,8 @@ from gateway.reports import health_text
 from gateway.resume import resume_steps
 from gateway.session_runtime import SessionAddress, TurnSource
 from gateway.store.records import InboundLink
+from gateway.turn_text import MESSAGE_SEPARATOR as MESSAGE_SEPARATOR
+from gateway.turn_text import batch_sent_at, merge_texts
 from gateway.user_access import Budget, RuntimeAccess
 from gateway.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 
@@ -45,37 +46,10 @@ SHUTDOWN_GRACE_SECONDS = 20.0
 """How long in-flight turns get to finish on SIGINT/SIGTERM; unfinished ones stay pending."""
 STOP_WAIT_SECONDS = 10.0
 """How long ``/stop`` waits for the cancelled turn to clean up."""
-MESSAGE_SEPARATOR = "\n\n"
-"""Between messages merged into one turn."""
-PIECE_SEPARATOR = " "
-"""Between pieces of one pasted text: the client cut at whitespace, which Telegram trims."""
 OVERHEAD_SAMPLES = 10_000
 """How many recent per-turn overhead measurements the gateway keeps (demo, benchmarks)."""
 
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
-
-
-def merge_texts(batch: list[InboundMessage]) -> str:
-    """One turn's text: pieces of a client-split paste rejoin, messages with a blank line.
-
-    Messages without text (a photo without caption) add nothing.
-    """
-    batch = [message for message in batch if message.text] or batch[:1]
-    text = batch[0].text
-    for previous, message in itertools.pairwise(batch):
-        if not previous.may_continue:
-            text += MESSAGE_SEPARATOR + message.text
-        elif text[-1:].isspace() or message.text[:1].isspace():
-            text += message.text
-        else:
-            text += PIECE_SEPARATOR + message.text
-    return text
-
-
-def batch_sent_at(batch: list[InboundMessage]) -> float | None:
-    """The platform time of a merged turn: its newest message's (None when none has one)."""
-    times = [message.sent_at for message in batch if message.sent_at is not None]
-    return max(times) if times else None
 
 
 def _address(message: InboundMessage) -> SessionAddress:

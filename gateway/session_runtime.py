@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.compaction_scheduler import CompactionScheduler
-from agent.context_engine import ContextEngine, EngineContext
-from agent.engine_loader import load_context_engine
+from agent.context_engine import ContextEngine
 from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
 from agent.session_clock import SENT_AT_KEY, SessionClock
 from agent.session_policy import SessionPolicy
@@ -27,6 +26,7 @@ from agent.types import (
     UserContent,
 )
 from gateway.compaction_notice import compaction_notices
+from gateway.engine_factory import build_engine
 from gateway.hygiene import needs_hygiene
 from gateway.media.blobs import BlobStore, hydrate_context
 from gateway.model_choice import SessionModel
@@ -87,33 +87,6 @@ def _user_message(text: UserContent, source: TurnSource | None) -> Message:
         }
         message.update(links)
     return message
-
-
-def build_engine(
-    services: AgentServices,
-    name: str,
-    clock: SessionClock | None = None,
-    context_length: int | None = None,
-) -> ContextEngine:
-    """The configured context engine for one session, deciding on ``clock``'s time, for a
-    window of ``context_length`` tokens (the session's model; default: the configured one)."""
-    config = services.config
-    route = services.auxiliary.route("compression")
-    ctx = EngineContext(
-        context_length=context_length or services.context_length,
-        call_llm=services.auxiliary.call_llm,
-        threshold=config.compression.threshold,
-        target_ratio=config.compression.target_ratio,
-        protect_last_n=config.compression.protect_last_n,
-        enabled=config.compression.enabled,
-        engine_config=config.context.engine_section(name),
-        summary_context_length=route.context_length,
-        archive=services.archive,
-        clock=(clock or SessionClock()).now,
-    )
-    return load_context_engine(
-        name, ctx, project_root=services.project_root, hermes_home=services.home
-    )
 
 
 class SessionRuntime:

@@ -7,7 +7,7 @@ a restart find them here and finish them (edited to the final text), so a crash 
 never leaves a partial message beside a second copy.
 
 Revision ID: 0010_streaming
-Revises: 0007_attachments
+Revises: 0009_users
 Create Date: 2026-12-04 00:00:00+00:00
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010_streaming"
-down_revision: str | Sequence[str] | None = "0007_attachments"
+down_revision: str | Sequence[str] | None = "0009_users"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
