@@ -36,9 +36,9 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import Any
 
+from agent.compaction_jobs import BeforeTurn, IdlePoint, PendingCompaction, SchedulerLog
 from agent.context_engine import ContextEngine
 from agent.context_policy import COLD_MARGIN_SECONDS
 from agent.loop import AgentLoop
@@ -59,58 +59,8 @@ EngineCopy = Callable[[], ContextEngine]
 """Builds a fresh engine in the session engine's current state (for a background compaction)."""
 
 
-@dataclass(eq=False)
-class PendingCompaction:
-    """A policy compaction in flight: its decision, the context it started from, its task."""
-
-    trigger: CompactionTrigger
-    call: PolicyCall | None
-    """The policy's decision (None for a threshold compaction, which has no cost test)."""
-    snapshot: list[Message]
-    engine: ContextEngine
-    task: asyncio.Task[CompactionResult]
-    visit_start: float | None = None
-    """Platform time of the message that started the visit it serves (None: not yet)."""
-
-    def is_prefix_of(self, context: list[Message]) -> bool:
-        """Whether the context still starts with exactly the snapshot's messages."""
-        if len(context) < len(self.snapshot):
-            return False
-        return all(a is b for a, b in zip(self.snapshot, context, strict=False))
-
-
-@dataclass(slots=True)
-class IdlePoint:
-    """The instant, by message times, at which a session left alone counts as idle: its last
-    model call (its newest message) plus the cache TTL and margins."""
-
-    at: float
-    last_call_at: float
-    decided: bool = False
-    """The idle decision was made (by the timer, or by the message that came after it)."""
-    started: bool = False
-    """It paid: an ``idle`` compaction was started for this gap."""
-
-
-@dataclass(slots=True)
-class BeforeTurn:
-    """What the policy did at a message: the compaction applied (if any) and the wait."""
-
-    applied: CompactionResult | None = None
-    waited_seconds: float = 0.0
-
-
 THRESHOLD_TRIGGERS: frozenset[CompactionTrigger] = frozenset({"agent", "hygiene"})
 """Compactions the window asks for, which may run beside the turns while the prompt fits."""
-
-
-@dataclass
-class SchedulerLog:
-    """Counts for ``/status`` and tests: what the policy started, applied and dropped."""
-
-    started: list[str] = field(default_factory=list)
-    applied: list[CompactionResult] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
 
 
 class CompactionScheduler:

@@ -30,9 +30,19 @@ from agent.compaction_boundaries import (
     plan_layout,
     summary_text,
 )
-from agent.context_engine import CallLLM, ContextEngine, EngineContext
+from agent.context_engine import CallLLM, ContextEngine
 from agent.context_policy import CompactionEstimate
 from agent.extractive_summary import extractive_summary
+from agent.summary_budget import (
+    COLD_PROTECT_LAST_N,
+    COLD_TAIL_TOKENS,
+    MIN_CHUNK_TOKENS,
+    PRUNED_ONLY_RATIO,
+    SUMMARY_MESSAGE_OVERHEAD_TOKENS,
+    expected_summary_tokens,
+    max_summary_tokens,
+    summary_budget,
+)
 from agent.summary_prompt import (
     build_summary_prompt,
     conversation_room,
@@ -59,32 +69,6 @@ from agent.types import (
 
 log = logging.getLogger(__name__)
 
-SUMMARY_BUDGET_RATIO = 0.20
-"""The summary may use this share of the tokens it replaces..."""
-MIN_SUMMARY_TOKENS = 2_000
-"""...but at least this many..."""
-MAX_SUMMARY_CONTEXT_RATIO = 0.05
-MAX_SUMMARY_TOKENS_CAP = 12_000
-"""...and at most min(context x MAX_SUMMARY_CONTEXT_RATIO, MAX_SUMMARY_TOKENS_CAP)."""
-PRUNED_ONLY_RATIO = 0.60
-"""When clearing tool outputs alone gets the context this far under the threshold, stop there."""
-SUMMARY_MESSAGE_OVERHEAD_TOKENS = 64
-"""The summary message's prefix and framing, on top of the summary text."""
-MIN_CHUNK_TOKENS = 256
-"""Below this much room for conversation per request, the summary model is not worth calling."""
-COLD_TAIL_TOKENS = 800
-"""Verbatim tail of a compaction by the context policy (``cold_start``, ``idle``): the end of
-the last visit, enough to pick up the thread; the cache is cold, so a small prompt pays."""
-COLD_PROTECT_LAST_N = 1
-"""A policy compaction keeps at least the newest message; the token budget decides the rest."""
-COLD_SUMMARY_TOKENS = 2_000
-"""Summary budget of a policy compaction (also at most the usual summary cap)."""
-SUMMARY_UPDATE_GROWTH = 1.1
-SUMMARY_NEW_SHARE = 0.05
-"""An updated summary is expected at 1.1x the previous one plus 5% of the new content..."""
-FIRST_SUMMARY_SHARE = 0.15
-MIN_EXPECTED_SUMMARY_TOKENS = 600
-"""...a first one at 15% of what it covers, at least 600 tokens (the template's headings)."""
 DEGRADED_NOTICE = (
     "⚠️ Context compaction ran without the summary model ({reason}). Older turns were condensed "
     "by extraction instead; nothing was deleted: the original messages are kept in the history."
@@ -133,9 +117,7 @@ class ContextCompressor(ContextEngine):
         self.summary_context_length = summary_context_length
         self.threshold_tokens = int(context_length * threshold)
         self.tail_token_budget = int(self.threshold_tokens * target_ratio)
-        self.max_summary_tokens = int(
-            min(context_length * MAX_SUMMARY_CONTEXT_RATIO, MAX_SUMMARY_TOKENS_CAP)
-        )
+        self.max_summary_tokens = max_summary_tokens(context_length)
         self.compression_count = 0
         self.previous_summary: str | None = None
         self._call_llm = call_llm
@@ -157,14 +139,9 @@ class ContextCompressor(ContextEngine):
             return False
         return self._stall_floor is None or size > self._stall_floor
 
-    def summary_budget(self, content_tokens: int) -> int:
+    def summary_budget(self, content_tokens: int, *, cold: bool = False) -> int:
         """Output tokens allowed for a summary of ``content_tokens`` tokens."""
-        budget = max(int(content_tokens * SUMMARY_BUDGET_RATIO), MIN_SUMMARY_TOKENS)
-        return max(1, min(budget, self.max_summary_tokens))
-
-    def _summary_budget_for(self, content_tokens: int, cold: bool) -> int:
-        budget = self.summary_budget(content_tokens)
-        return min(budget, COLD_SUMMARY_TOKENS) if cold else budget
+        return summary_budget(content_tokens, self.max_summary_tokens, cold=cold)
 
     def _plan(
         self, messages: Sequence[Message], sizes: Sequence[int], *, cold: bool
@@ -205,7 +182,7 @@ class ContextCompressor(ContextEngine):
             kept_tokens=kept + SUMMARY_MESSAGE_OVERHEAD_TOKENS,
             summarized_tokens=content_tokens + previous_tokens,
             summary_tokens=expected_summary_tokens(content_tokens, previous_tokens),
-            summary_budget=self._summary_budget_for(content_tokens, cold=True),
+            summary_budget=self.summary_budget(content_tokens, cold=True),
         )
 
     def cooldown_remaining(self) -> float:
@@ -237,7 +214,7 @@ class ContextCompressor(ContextEngine):
             candidate, summary = pruned, SummaryOutcome("", "pruned_only")
         else:
             previous = self._previous_summary_in(middle)
-            budget = self._summary_budget_for(sum(cache_message_tokens(m) for m in content), cold)
+            budget = self.summary_budget(cache_messages_tokens(content), cold=cold)
             summary = await self._summarize(
                 content, previous, focus_topic, layout.pinned is not None, budget, names
             )
@@ -414,40 +391,3 @@ class ContextCompressor(ContextEngine):
             last_outcome=self._last_outcome,
         )
         return status
-
-
-def expected_summary_tokens(content_tokens: int, previous_tokens: int) -> int:
-    """The length a summary is expected to have (before the budget caps it).
-
-    An update grows the previous summary by a little of what it adds; a first summary is a
-    share of what it covers, with a floor for the template's headings.
-    """
-    if previous_tokens:
-        return round(previous_tokens * SUMMARY_UPDATE_GROWTH + content_tokens * SUMMARY_NEW_SHARE)
-    return max(MIN_EXPECTED_SUMMARY_TOKENS, round(content_tokens * FIRST_SUMMARY_SHARE))
-
-
-def create_compressor(ctx: EngineContext) -> ContextCompressor:
-    """Build the built-in compressor from an engine context (the ``compressor`` factory)."""
-    return ContextCompressor(
-        ctx.context_length,
-        ctx.threshold,
-        ctx.target_ratio,
-        ctx.protect_last_n,
-        ctx.protect_first_n,
-        ctx.call_llm,
-        enabled=ctx.enabled,
-        summary_context_length=ctx.summary_context_length,
-        clock=ctx.clock,
-        **_failure_settings(ctx.engine_config),
-    )
-
-
-def _failure_settings(section: dict[str, Any]) -> dict[str, Any]:
-    """Retry delays and cooldown from the engine's config section (``context.compressor``)."""
-    settings: dict[str, Any] = {}
-    if "retry_delays" in section:
-        settings["retry_delays"] = tuple(float(d) for d in section["retry_delays"])
-    if "cooldown_seconds" in section:
-        settings["cooldown_seconds"] = float(section["cooldown_seconds"])
-    return settings

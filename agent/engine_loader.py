@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agent.context_compressor import ContextCompressor, create_compressor
+from agent.compressor_factory import create_compressor
+from agent.context_compressor import ContextCompressor
 from agent.context_engine import ContextEngine, EngineContext, registered_engines
 
 log = logging.getLogger(__name__)

@@ -1,9 +1,10 @@
-"""Chat-completions messages to the Anthropic Messages wire format and back (pure functions).
+"""Chat-completions messages to the Anthropic Messages wire format (pure functions).
 
 The agent keeps its history in the chat-completions shape; Anthropic wants a separate ``system``,
 strictly alternating user/assistant turns, ``tool_use`` blocks answered by ``tool_result`` blocks
 at the start of the very next user turn, and no empty text. This module turns any history the
-agent can hold into a request the API accepts, keeping every ``cache_control`` marker.
+agent can hold into a request the API accepts, keeping every ``cache_control`` marker. The
+answer comes back through :mod:`agent.providers.anthropic_response`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Collection
 from typing import Any
 
 from agent.attachments import ATTACHMENT_KEY, sendable_part
-from agent.types import Message, ModelResponse, Usage
+from agent.types import Message
 
 Block = dict[str, Any]
 
@@ -355,52 +356,3 @@ def to_anthropic_request(
 
 
 # ---------------------------------------------------------------- response
-
-
-def _field(obj: Any, name: str, default: Any = None) -> Any:
-    """Read ``name`` from an SDK model or a plain dict alike."""
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def usage_from_anthropic(usage: Any, model: str = "") -> Usage:
-    """Anthropic usage normalised: ``cache_write`` includes its 1-hour part, listed apart."""
-    creation = _field(usage, "cache_creation")
-    return Usage(
-        input_tokens=int(_field(usage, "input_tokens") or 0),
-        output_tokens=int(_field(usage, "output_tokens") or 0),
-        cache_read_tokens=int(_field(usage, "cache_read_input_tokens") or 0),
-        cache_write_tokens=int(_field(usage, "cache_creation_input_tokens") or 0),
-        cache_write_1h_tokens=int(_field(creation, "ephemeral_1h_input_tokens") or 0),
-        model=model,
-    )
-
-
-def from_anthropic_message(msg: Any) -> ModelResponse:
-    """An Anthropic ``Message`` (SDK object or dict) as a chat-completions reply with usage."""
-    texts: list[str] = []
-    tool_calls: list[dict[str, Any]] = []
-    for block in _field(msg, "content") or []:
-        kind = _field(block, "type")
-        if kind == "text":
-            texts.append(str(_field(block, "text") or ""))
-        elif kind == "tool_use":
-            arguments = json.dumps(_field(block, "input") or {}, ensure_ascii=False)
-            tool_calls.append(
-                {
-                    "id": _field(block, "id"),
-                    "type": "function",
-                    "function": {"name": _field(block, "name"), "arguments": arguments},
-                }
-            )
-    text = "\n".join(t for t in texts if t)
-    message: Message = {"role": "assistant", "content": text or (None if tool_calls else "")}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    model = str(_field(msg, "model") or "")
-    return ModelResponse(
-        message=message,
-        usage=usage_from_anthropic(_field(msg, "usage"), model),
-        stop_reason=_field(msg, "stop_reason"),
-    )

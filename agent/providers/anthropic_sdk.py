@@ -16,7 +16,7 @@ from anthropic.types import Message as SDKMessage
 from anthropic.types import RawMessageStreamEvent
 
 from agent import reply_stream
-from agent.providers.anthropic_convert import from_anthropic_message
+from agent.providers.anthropic_response import from_anthropic_message
 from agent.providers.base import MAX_RETRY_WAIT_SECONDS, error_details, is_retryable_status
 from agent.providers.wire_body import WireBody
 from agent.types import (

@@ -13,9 +13,9 @@ from agent.providers.anthropic_convert import (
     CONTINUES_PLACEHOLDER,
     EMPTY_PLACEHOLDER,
     MISSING_RESULT_TEXT,
-    from_anthropic_message,
     to_anthropic_request,
 )
+from agent.providers.anthropic_response import from_anthropic_message
 
 MARK = {"type": "ephemeral"}
 

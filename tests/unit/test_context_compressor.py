@@ -16,7 +16,8 @@ from agent.compaction_boundaries import (
     SUMMARY_PREFIX,
     SYSTEM_COMPACTION_NOTE,
 )
-from agent.context_compressor import ContextCompressor, create_compressor
+from agent.compressor_factory import create_compressor
+from agent.context_compressor import ContextCompressor
 from agent.context_engine import EngineContext
 from agent.summary_prompt import SUMMARY_HEADINGS
 from agent.tokens import cache_messages_tokens, count_text_tokens
