@@ -35,6 +35,7 @@ from sandbox.anthropic_faults import (
     Fault,
     FaultPlan,
 )
+from sandbox.anthropic_http import error_response, has_credentials
 from sandbox.anthropic_prompt import Prompt, build_prompt, count_prompt_tokens
 from sandbox.anthropic_prompt import output_tokens as count_output_tokens
 from sandbox.anthropic_records import EmulatorStats, RequestRecord, describe_request
@@ -65,25 +66,6 @@ MESSAGE_ID_HEX_CHARS = 24
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 # How long stop() lets in-flight requests finish; an emulator need not drain slow faults.
 SHUTDOWN_GRACE_SECONDS = 0.25
-
-
-def _error_body(error_type: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": error_type, "message": message}}
-
-
-def _error_response(
-    status: int, error_type: str, message: str, headers: dict[str, str] | None = None
-) -> web.Response:
-    return web.json_response(_error_body(error_type, message), status=status, headers=headers)
-
-
-def _has_credentials(request: web.Request, api_key: str | None) -> bool:
-    """A key is present (and, when the emulator was given one, it is that key)."""
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    sent = request.headers.get("x-api-key", "").strip() or (
-        token.strip() if scheme.lower() == "bearer" else ""
-    )
-    return bool(sent) and (api_key is None or sent == api_key)
 
 
 class AnthropicEmulator:
@@ -204,7 +186,7 @@ class AnthropicEmulator:
 
     async def _handle_messages(self, request: web.Request) -> web.StreamResponse:
         body = await _read_json(request)
-        if not _has_credentials(request, self.api_key):
+        if not has_credentials(request, self.api_key):
             described = body if isinstance(body, dict) else {}
             return self._refuse(described, 401, "authentication_error", "invalid x-api-key")
         if not isinstance(body, dict):
@@ -329,21 +311,19 @@ class AnthropicEmulator:
 
     async def _handle_count_tokens(self, request: web.Request) -> web.Response:
         body = await _read_json(request)
-        if not _has_credentials(request, self.api_key):
-            return _error_response(401, "authentication_error", "invalid x-api-key")
+        if not has_credentials(request, self.api_key):
+            return error_response(401, "authentication_error", "invalid x-api-key")
         try:
             validate_request(
                 body, strict_alternation=self.strict_alternation, require_max_tokens=False
             )
         except InvalidRequest as refusal:
-            return _error_response(400, "invalid_request_error", refusal.message, self._headers())
+            return error_response(400, "invalid_request_error", refusal.message, self._headers())
         self.stats.count_tokens_calls += 1
         return web.json_response({"input_tokens": self.count_tokens(body)}, headers=self._headers())
 
     async def _handle_unknown(self, request: web.Request) -> web.Response:
-        return _error_response(
-            404, "not_found_error", f"Not Found: {request.method} {request.path}"
-        )
+        return error_response(404, "not_found_error", f"Not Found: {request.method} {request.path}")
 
     # -- bookkeeping -----------------------------------------------------------------------
 
@@ -363,7 +343,7 @@ class AnthropicEmulator:
         record.error_type, record.error_message = error_type, message
         record.fault = fault.kind if fault is not None else None
         self._keep(record, completed=False)
-        return _error_response(status, error_type, message, {**self._headers(), **(headers or {})})
+        return error_response(status, error_type, message, {**self._headers(), **(headers or {})})
 
     def _record(
         self,

@@ -8,16 +8,13 @@ timestamps are ISO 8601 with an offset. The REST and gateway halves of the emula
 from __future__ import annotations
 
 import re
-import threading
-import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
+
+from sandbox.discord_snowflakes import SnowflakeFactory, iso_at, iso_now
 
 JSON = dict[str, Any]
 
-DISCORD_EPOCH_MS = 1_420_070_400_000
-SNOWFLAKE_TIMESTAMP_SHIFT = 22
 
 CHANNEL_TYPE_GUILD_TEXT = 0
 CHANNEL_TYPE_DM = 1
@@ -43,51 +40,6 @@ APP_OWNER_ID = 900000000000000000
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 # MESSAGE_CREATE/UPDATE carry these; a message fetched over REST does not.
 _GATEWAY_ONLY_MESSAGE_FIELDS = frozenset({"guild_id", "member"})
-
-
-def iso_now() -> str:
-    """The current time as Discord writes timestamps."""
-    return datetime.now(UTC).isoformat()
-
-
-def iso_at(moment: float) -> str:
-    """An epoch time as Discord writes timestamps."""
-    return datetime.fromtimestamp(moment, UTC).isoformat()
-
-
-def _snowflake_base(moment_ms: int) -> int:
-    return (moment_ms - DISCORD_EPOCH_MS) << SNOWFLAKE_TIMESTAMP_SHIFT
-
-
-class SnowflakeFactory:
-    """Makes unique snowflakes whose timestamp part is the creation time.
-
-    `next` stamps the real time and is increasing; `at` stamps a given time (a replayed
-    transcript's), so ids made with it follow those times, not the order they were made in.
-    """
-
-    def __init__(self) -> None:
-        self._last = 0
-        self._stamped: set[int] = set()
-        self._lock = threading.Lock()
-
-    def next(self) -> int:
-        """A fresh snowflake, larger than every one `next` made before."""
-        with self._lock:
-            candidate = max(_snowflake_base(int(time.time() * 1000)), self._last + 1)
-            while candidate in self._stamped:
-                candidate += 1
-            self._last = candidate
-            return candidate
-
-    def at(self, moment: float) -> int:
-        """A fresh snowflake whose timestamp part is ``moment`` (epoch seconds)."""
-        with self._lock:
-            candidate = _snowflake_base(int(moment * 1000))
-            while candidate in self._stamped or candidate == self._last:
-                candidate += 1
-            self._stamped.add(candidate)
-            return candidate
 
 
 @dataclass
@@ -417,23 +369,6 @@ class DiscordWorld:
         else:
             chosen = ids[-limit:]
         return [rest_message_payload(self.messages[i]) for i in reversed(chosen)]
-
-
-def attachment(
-    attachment_id: int, filename: str, content_type: str, *, voice: bool = False
-) -> JSON:
-    """An attachment object as Discord sends it (a voice message has flag and duration)."""
-    payload: JSON = {
-        "id": str(attachment_id),
-        "filename": filename,
-        "size": 2048,
-        "url": f"https://cdn.example.invalid/attachments/{attachment_id}/{filename}",
-        "proxy_url": f"https://media.example.invalid/attachments/{attachment_id}/{filename}",
-        "content_type": content_type,
-    }
-    if voice:
-        payload.update({"flags": 1 << 13, "duration_secs": 3.5, "waveform": "AAAA"})
-    return payload
 
 
 def rest_message_payload(message: JSON) -> JSON:

@@ -25,6 +25,8 @@ from sandbox.telegram_faults import FaultPlan, FloodControl
 from sandbox.telegram_files import FileStore, MediaUpdates
 from sandbox.telegram_methods import BotApiMethods
 from sandbox.telegram_poison import PROXY_PAGE, UpdateFaults
+from sandbox.telegram_server_faults import GET_UPDATES as GET_UPDATES
+from sandbox.telegram_server_faults import ServerFaults
 from sandbox.telegram_text import detect_entities, split_like_client, trim_text
 from sandbox.telegram_updates import Signal, Update, UpdateQueue
 from sandbox.telegram_webhook import (
@@ -35,7 +37,6 @@ from sandbox.telegram_webhook import (
 )
 from sandbox.telegram_wire import ApiError, Params, int_param, ok_response, read_params
 
-GET_UPDATES = "getUpdates"
 DEFAULT_UPDATE_LIMIT = 100
 MAX_UPDATE_LIMIT = 100
 SHUTDOWN_TIMEOUT_SECONDS = 1.0
@@ -51,7 +52,7 @@ _POLL_ENDED_BY_WEBHOOK = "Conflict: terminated by setWebhook request"
 _WEBHOOK_METHODS = frozenset({"setWebhook", "deleteWebhook"})
 
 
-class TelegramEmulator(UpdateFaults, MediaUpdates):
+class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
     """A local Bot API server with a scriptable world: push user messages, inspect replies."""
 
     def __init__(
@@ -314,45 +315,6 @@ class TelegramEmulator(UpdateFaults, MediaUpdates):
         return seen
 
     # ----- misbehaviour ----------------------------------------------------------------------
-
-    def inject_fault(
-        self,
-        method: str,
-        *,
-        status: int = 500,
-        count: int = 1,
-        retry_after: int | None = None,
-        description: str | None = None,
-        chat_id: int | None = None,
-    ) -> None:
-        """Answer the next `count` calls of `method` ("*" for any) with an error; with
-        `chat_id`, only calls for that chat (e.g. sendMessage to one user who blocked the bot).
-
-        A 429 reads "Too Many Requests: retry after N" with parameters.retry_after, which
-        python-telegram-bot raises as RetryAfter.
-        """
-        self._faults.add_fault(method, status, count, retry_after, description, chat_id)
-
-    def drop_connections(
-        self, method: str = GET_UPDATES, count: int = 1, *, chat_id: int | None = None
-    ) -> None:
-        """Close the connection of the next `count` calls of `method` (for `chat_id` only,
-        when given) without any answer."""
-        self._faults.add_drops(method, count, chat_id)
-
-    def serve_html(self, method: str = GET_UPDATES, count: int = 1) -> None:
-        """Answer the next `count` calls of `method` with 200 and an HTML page (a proxy's)."""
-        self._faults.add_html_bodies(method, count)
-
-    def revoke_token(self) -> None:
-        """Revoke the bot's token, as @BotFather does: every call answers 401 from now on."""
-        self.token = f"{self.token}-revoked"
-
-    def stall_polls(self, seconds: float) -> None:
-        """Make getUpdates hang for `seconds`, delivering nothing even past its timeout:
-        a silently dead poll. Requests still waiting when the stall ends are served normally."""
-        self._stall_until = time.monotonic() + seconds
-        self._updates_changed.notify()
 
     # ----- HTTP ------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from gateway.platforms.discord import DiscordAdapter
 from gateway.run import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
-from sandbox.discord_world import attachment
+from sandbox.discord_attachments import attachment
 from tests.gateway.conftest import DISCORD_TOKEN_ENV, GatewayFactory
 
 pytestmark = pytest.mark.filterwarnings("ignore:'audioop' is deprecated:DeprecationWarning")
