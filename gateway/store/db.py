@@ -64,6 +64,9 @@ class Store:
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     sync_engine: Engine | None = None
     """SQLite files: the writer's own synchronous engine (one connection on its own thread)."""
+    live_anchors: set[tuple[str, str, str]] | None = None
+    """(platform, chat, inbound message) of every recent reply shown live, loaded on first use
+    (gateway/store/repository_live.py): most replies have none, and need no query to know it."""
     writer: BatchWriter = field(init=False)
 
     def __post_init__(self) -> None:

@@ -8,6 +8,7 @@ new ones) and by a turn resumed after a crash (to go on editing them).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import cast
 
 from sqlalchemy import Connection, Table, insert, select
@@ -16,6 +17,9 @@ from gateway.store.repository_base import RepositoryBase
 from gateway.store.tables import LiveMessageRow, utcnow
 
 live_messages_table = cast(Table, LiveMessageRow.__table__)
+ANCHOR_WINDOW = timedelta(days=7)
+"""How far back a reply's live messages are looked for (a turn resumed after a longer outage
+sends its reply anew)."""
 
 
 class LiveMessageQueries(RepositoryBase):
@@ -37,12 +41,30 @@ class LiveMessageQueries(RepositoryBase):
         def add(connection: Connection) -> None:
             connection.execute(insert(live_messages_table), row)
 
+        anchors = await self._live_anchors()
         await self._write(add)
+        anchors.add((platform, chat_id, anchor))
+
+    async def _live_anchors(self) -> set[tuple[str, str, str]]:
+        """The anchors with live messages, recorded in the last :data:`ANCHOR_WINDOW` (one
+        daemon writes them: ``gateway.lock``)."""
+        store = self.store
+        if store.live_anchors is None:
+            since = utcnow() - ANCHOR_WINDOW
+            query = select(
+                LiveMessageRow.platform, LiveMessageRow.chat_id, LiveMessageRow.anchor
+            ).where(LiveMessageRow.created_at >= since)
+            async with self._reading() as session:
+                rows = (await session.execute(query)).all()
+            if store.live_anchors is None:
+                store.live_anchors = {(str(p), str(c), str(a)) for p, c, a in rows}
+        return store.live_anchors
 
     async def live_messages(self, platform: str, chat_id: str, anchors: Sequence[str]) -> list[str]:
         """The platform ids of the live messages of the reply to any of ``anchors`` (the
         inbound messages of one turn), in part order."""
-        if not anchors:
+        known = await self._live_anchors()
+        if not any((platform, chat_id, anchor) in known for anchor in anchors):
             return []
         query = (
             select(LiveMessageRow.platform_message_id)
