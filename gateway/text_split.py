@@ -19,14 +19,16 @@ FENCE = "```"
 FENCE_CLOSE = "\n" + FENCE
 MIN_LIMIT = 32
 """Below this a limit leaves no room for a reopened code fence plus content."""
-_BMP_LIMIT = 0xFFFF
 
 LengthFn = Callable[[str], int]
 
 
 def utf16_len(text: str) -> int:
     """Length of ``text`` in UTF-16 code units (characters outside the BMP count 2)."""
-    return sum(2 if ord(char) > _BMP_LIMIT else 1 for char in text)
+    if text.isascii():
+        return len(text)
+    # surrogatepass: a lone surrogate (it can reach us from a platform) counts 1, as in UTF-16.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def split_message(text: str, limit: int, *, length: LengthFn = len) -> list[str]:
