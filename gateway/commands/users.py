@@ -12,7 +12,7 @@ from gateway.commands.registry import CommandContext, CommandSpec
 from gateway.store.repository_users import Access, SpendRow
 from gateway.user_access import day_start, month_start
 
-USAGE_TEXT = "Usage: /{name} <user id | @username>"
+USAGE_TEXT = "Usage: /{name} USER_ID or /{name} @username"
 DONE_TEXT = {
     "allow": "Allowed {who} on {platform}: they can write to the bot now.",
     "deny": "Denied {who} on {platform}: their next message is refused.",
@@ -99,9 +99,9 @@ async def everyones_usage_text(ctx: CommandContext) -> str:
 
 USER_COMMANDS = (
     CommandSpec(
-        "allow", "Let a user talk to the bot", allow_command, "<id|@name>", permission="admin"
+        "allow", "Let a user talk to the bot", allow_command, "ID|@name", permission="admin"
     ),
     CommandSpec(
-        "deny", "Stop a user talking to the bot", deny_command, "<id|@name>", permission="admin"
+        "deny", "Stop a user talking to the bot", deny_command, "ID|@name", permission="admin"
     ),
 )

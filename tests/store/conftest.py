@@ -28,3 +28,10 @@ async def store(db_url: str) -> AsyncIterator[Store]:
 def repo(store: Store) -> Repository:
     """The repository over the test's store."""
     return Repository(store)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_repo(request: pytest.FixtureRequest) -> Repository:
+    """The repository on a fresh SQLite file, then on the throwaway PostgreSQL."""
+    name = "repo" if request.param == "sqlite" else "pg_repo"
+    return request.getfixturevalue(name)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from sqlalchemy import select
 
 from gateway.quarantine import DeadLetter
@@ -17,12 +16,6 @@ POISON = {"update_id": 500000007, "message": {"text": "bad \ud800 and \x00 insid
 async def kept_letters(repo: Repository) -> list[DeadLetterRow]:
     async with repo.store.sessionmaker() as session:
         return list((await session.scalars(select(DeadLetterRow))).all())
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_repo(request: pytest.FixtureRequest) -> Repository:
-    name = "repo" if request.param == "sqlite" else "pg_repo"
-    return request.getfixturevalue(name)
 
 
 async def test_an_update_no_database_could_store_as_text_is_kept_raw_and_counted(
