@@ -1,13 +1,13 @@
-"""Tables of the lossless context engine (plugins/context_engine/lcm): summary nodes, their
-children, and full-text search over messages and summaries.
+"""The lossless engine's own tables: summary nodes, their children, and full-text search over
+the nodes (SQLite: an FTS5 table kept in step by triggers; PostgreSQL: a GIN index on the
+``to_tsvector('simple', content)`` expression the engine's search repeats exactly).
 
-SQLite gets FTS5 tables kept in step by triggers (messages are indexed as they are inserted,
-existing ones once here); PostgreSQL gets GIN indexes on ``to_tsvector('simple', ...)``
-expressions that the engine's queries repeat exactly.
+A database made before these tables moved out of the core migrations already has them (core
+revision 0002 used to create them): then this revision creates nothing and is only recorded.
 
-Revision ID: 0002
-Revises: 0001
-Create Date: 2025-01-02 00:00:00+00:00
+Revision ID: lcm_0001
+Revises: (the start of the plugin's own chain; runs after the core revisions)
+Create Date: 2026-12-04 00:00:00+00:00
 """
 
 from __future__ import annotations
@@ -17,28 +17,16 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0002"
-down_revision: str | Sequence[str] | None = "0001"
+revision: str = "lcm_0001"
+down_revision: str | Sequence[str] | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 TIMESTAMP = sa.DateTime(timezone=True)
 
-# The searchable text of a stored message: string content unwrapped from its JSON, other
-# content and tool calls as their JSON text.
-_SQLITE_MESSAGE_TEXT = """trim(
-    coalesce(CASE WHEN json_valid(new.content) AND json_type(new.content) = 'text'
-             THEN json_extract(new.content, '$') ELSE new.content END, '')
-    || ' ' || coalesce(new.tool_calls, ''))"""
-
 _SQLITE_UP = [
-    "CREATE VIRTUAL TABLE lcm_messages_fts USING fts5(body, "
-    "tokenize='unicode61 remove_diacritics 2')",
     "CREATE VIRTUAL TABLE lcm_nodes_fts USING fts5(content, content='lcm_nodes', "
     "content_rowid='id', tokenize='unicode61 remove_diacritics 2')",
-    f"""CREATE TRIGGER lcm_messages_fts_insert AFTER INSERT ON messages BEGIN
-        INSERT INTO lcm_messages_fts(rowid, body) VALUES (new.id, {_SQLITE_MESSAGE_TEXT});
-    END""",
     """CREATE TRIGGER lcm_nodes_fts_insert AFTER INSERT ON lcm_nodes BEGIN
         INSERT INTO lcm_nodes_fts(rowid, content) VALUES (new.id, new.content);
     END""",
@@ -46,29 +34,24 @@ _SQLITE_UP = [
         INSERT INTO lcm_nodes_fts(lcm_nodes_fts, rowid, content)
         VALUES ('delete', old.id, old.content);
     END""",
-    f"""INSERT INTO lcm_messages_fts(rowid, body)
-        SELECT new.id, {_SQLITE_MESSAGE_TEXT} FROM messages AS new""",
 ]
 _SQLITE_DOWN = [
     "DROP TRIGGER IF EXISTS lcm_nodes_fts_delete",
     "DROP TRIGGER IF EXISTS lcm_nodes_fts_insert",
-    "DROP TRIGGER IF EXISTS lcm_messages_fts_insert",
     "DROP TABLE IF EXISTS lcm_nodes_fts",
-    "DROP TABLE IF EXISTS lcm_messages_fts",
 ]
 _POSTGRES_UP = [
     "CREATE INDEX ix_lcm_nodes_fts ON lcm_nodes USING GIN (to_tsvector('simple', content))",
-    "CREATE INDEX ix_lcm_messages_fts ON messages "
-    "USING GIN (to_tsvector('simple', coalesce(content::text, '')))",
 ]
 _POSTGRES_DOWN = [
-    "DROP INDEX IF EXISTS ix_lcm_messages_fts",
     "DROP INDEX IF EXISTS ix_lcm_nodes_fts",
 ]
 
 
 def upgrade() -> None:
-    """Create the node tables, then the dialect's full-text search."""
+    """Create the node tables and the dialect's search over them, unless already there."""
+    if sa.inspect(op.get_bind()).has_table("lcm_nodes"):
+        return
     op.create_table(
         "lcm_nodes",
         sa.Column("id", sa.Integer(), primary_key=True),
