@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-import pytest
 from alembic import command
 from sqlalchemy import Connection, inspect, text
 
@@ -20,13 +19,6 @@ from tests.lcm.test_lcm_engine import build, compact, good_model, new_session
 T = TypeVar("T")
 LCM_TABLES = {"lcm_nodes", "lcm_node_children"}
 [LCM] = [chain for chain in find_plugin_migrations([PROJECT_ROOT]) if chain.name == "lcm"]
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "postgresql":
-        return str(request.getfixturevalue("pg_url"))
-    return f"sqlite+aiosqlite:///{tmp_path / 'hermes.db'}"
 
 
 async def _run(url: str, job: Callable[[Connection], T]) -> T:
@@ -62,17 +54,19 @@ def test_the_lcm_plugin_declares_its_chain_in_its_own_folder() -> None:
     assert LCM in store_plugins()
 
 
-async def test_the_core_chain_alone_creates_no_plugin_table(url: str) -> None:
-    await (await open_store(url, plugins=[])).close()
+async def test_the_core_chain_alone_creates_no_plugin_table(any_db_url: str) -> None:
+    await (await open_store(any_db_url, plugins=[])).close()
 
-    tables = await _run(url, _tables)
+    tables = await _run(any_db_url, _tables)
 
     assert {"sessions", "messages", "alembic_version"} <= tables
     assert not tables & (LCM_TABLES | {LCM.version_table})
 
 
-async def test_the_plugin_chain_runs_after_the_core_in_its_own_version_table(url: str) -> None:
-    await (await open_store(url)).close()
+async def test_the_plugin_chain_runs_after_the_core_in_its_own_version_table(
+    any_db_url: str,
+) -> None:
+    await (await open_store(any_db_url)).close()
 
     def state(connection: Connection) -> tuple[set[str], list[str], list[str]]:
         return (
@@ -81,18 +75,18 @@ async def test_the_plugin_chain_runs_after_the_core_in_its_own_version_table(url
             _versions(connection, LCM.version_table),
         )
 
-    tables, core, plugin = await _run(url, state)
+    tables, core, plugin = await _run(any_db_url, state)
     assert LCM_TABLES <= tables
     assert len(core) == 1 and not core[0].startswith("lcm")
     assert plugin == ["lcm_0001"]
 
 
 async def test_a_database_from_before_the_split_upgrades_in_place_and_keeps_its_nodes(
-    url: str, tmp_path: Path
+    any_db_url: str, tmp_path: Path
 ) -> None:
-    await _run(url, _build_before_the_split)
+    await _run(any_db_url, _build_before_the_split)
     # The old daemon's lossless engine writes nodes into the old database (core schema current).
-    old = await open_store(url, plugins=[])
+    old = await open_store(any_db_url, plugins=[])
     try:
         repo = Repository(old)
         session, context = await new_session(repo)
@@ -104,7 +98,7 @@ async def test_a_database_from_before_the_split_upgrades_in_place_and_keeps_its_
         await old.close()
     assert nodes_before
 
-    store = await open_store(url)  # the new start: finds the tables, records the plugin chain
+    store = await open_store(any_db_url)  # a new start: finds the tables, records the chain
     try:
         repo = Repository(store)
         engine = build(repo, good_model, tmp_path)
@@ -113,7 +107,7 @@ async def test_a_database_from_before_the_split_upgrades_in_place_and_keeps_its_
         summaries = await engine.handle_tool_call(
             "lcm_grep", {"query": "earlier step", "scope": "summaries"}
         )
-        versions = await _run(url, lambda c: _versions(c, LCM.version_table))
+        versions = await _run(any_db_url, lambda c: _versions(c, LCM.version_table))
     finally:
         await store.close()
 

@@ -24,34 +24,53 @@ depends_on: str | Sequence[str] | None = None
 
 TIMESTAMP = sa.DateTime(timezone=True)
 
-_SQLITE_UP = [
-    "CREATE VIRTUAL TABLE lcm_nodes_fts USING fts5(content, content='lcm_nodes', "
-    "content_rowid='id', tokenize='unicode61 remove_diacritics 2')",
-    """CREATE TRIGGER lcm_nodes_fts_insert AFTER INSERT ON lcm_nodes BEGIN
-        INSERT INTO lcm_nodes_fts(rowid, content) VALUES (new.id, new.content);
-    END""",
-    """CREATE TRIGGER lcm_nodes_fts_delete AFTER DELETE ON lcm_nodes BEGIN
-        INSERT INTO lcm_nodes_fts(lcm_nodes_fts, rowid, content)
-        VALUES ('delete', old.id, old.content);
-    END""",
-]
-_SQLITE_DOWN = [
-    "DROP TRIGGER IF EXISTS lcm_nodes_fts_delete",
-    "DROP TRIGGER IF EXISTS lcm_nodes_fts_insert",
-    "DROP TABLE IF EXISTS lcm_nodes_fts",
-]
-_POSTGRES_UP = [
-    "CREATE INDEX ix_lcm_nodes_fts ON lcm_nodes USING GIN (to_tsvector('simple', content))",
-]
-_POSTGRES_DOWN = [
-    "DROP INDEX IF EXISTS ix_lcm_nodes_fts",
-]
+_SEARCH_UP = {
+    "sqlite": [
+        "CREATE VIRTUAL TABLE lcm_nodes_fts USING fts5(content, content='lcm_nodes', "
+        "content_rowid='id', tokenize='unicode61 remove_diacritics 2')",
+        """CREATE TRIGGER lcm_nodes_fts_insert AFTER INSERT ON lcm_nodes BEGIN
+            INSERT INTO lcm_nodes_fts(rowid, content) VALUES (new.id, new.content);
+        END""",
+        """CREATE TRIGGER lcm_nodes_fts_delete AFTER DELETE ON lcm_nodes BEGIN
+            INSERT INTO lcm_nodes_fts(lcm_nodes_fts, rowid, content)
+            VALUES ('delete', old.id, old.content);
+        END""",
+    ],
+    "postgresql": [
+        "CREATE INDEX ix_lcm_nodes_fts ON lcm_nodes USING GIN (to_tsvector('simple', content))",
+    ],
+}
+"""The search over nodes, by dialect."""
+_SEARCH_DOWN = {
+    "sqlite": [
+        "DROP TRIGGER IF EXISTS lcm_nodes_fts_delete",
+        "DROP TRIGGER IF EXISTS lcm_nodes_fts_insert",
+        "DROP TABLE IF EXISTS lcm_nodes_fts",
+    ],
+    "postgresql": ["DROP INDEX IF EXISTS ix_lcm_nodes_fts"],
+}
 
 
 def upgrade() -> None:
     """Create the node tables and the dialect's search over them, unless already there."""
-    if sa.inspect(op.get_bind()).has_table("lcm_nodes"):
+    bind = op.get_bind()
+    if sa.inspect(bind).has_table("lcm_nodes"):
         return
+    _create_node_tables()
+    for statement in _SEARCH_UP.get(bind.dialect.name, []):
+        op.execute(statement)
+
+
+def downgrade() -> None:
+    """Drop the search over nodes, then the node tables."""
+    for statement in _SEARCH_DOWN.get(op.get_bind().dialect.name, []):
+        op.execute(statement)
+    op.drop_table("lcm_node_children")
+    op.drop_index("ix_lcm_nodes_session_first", table_name="lcm_nodes")
+    op.drop_table("lcm_nodes")
+
+
+def _create_node_tables() -> None:
     op.create_table(
         "lcm_nodes",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -78,16 +97,3 @@ def upgrade() -> None:
         sa.Column("child_id", sa.Integer(), sa.ForeignKey("lcm_nodes.id"), primary_key=True),
         sa.Column("position", sa.Integer(), nullable=False),
     )
-    dialect = op.get_bind().dialect.name
-    for statement in {"sqlite": _SQLITE_UP, "postgresql": _POSTGRES_UP}.get(dialect, []):
-        op.execute(statement)
-
-
-def downgrade() -> None:
-    """Drop the search structures and the node tables."""
-    dialect = op.get_bind().dialect.name
-    for statement in {"sqlite": _SQLITE_DOWN, "postgresql": _POSTGRES_DOWN}.get(dialect, []):
-        op.execute(statement)
-    op.drop_table("lcm_node_children")
-    op.drop_index("ix_lcm_nodes_session_first", table_name="lcm_nodes")
-    op.drop_table("lcm_nodes")
