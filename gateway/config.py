@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import difflib
 import os
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from dotenv import load_dotenv
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+
+from gateway.platforms.registry import PLATFORMS
+from gateway.settings_base import PlatformSection as PlatformSection  # re-exported
+from gateway.settings_base import Section as _Section
 
 DEFAULT_HERMES_HOME = "~/.hermes"
 
@@ -25,10 +30,6 @@ class ConfigError(Exception):
 
 class MissingSecretError(ConfigError):
     """A required secret is not set in the environment or ``.env``."""
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 def _fraction(value: float) -> float:
@@ -106,75 +107,12 @@ class ContextSettings(BaseModel):
         return dict(section)
 
 
-class PlatformSection(_Section):
-    """What every platform's settings (``platforms.<name>``) have: whether it runs, the
-    environment variable of its token, who may talk to the bot and who administers it."""
-
-    enabled: bool = False
-    token_env: str
-    allowed_users: list[int | str] = Field(default_factory=list)
-    allow_all: bool = False
-    admin_users: list[int | str] = Field(default_factory=list)
-    typing_delay: Annotated[float, Field(ge=0)] = 0.5
-
-    def secret_env_names(self) -> list[str]:
-        """The environment variables this platform takes secrets from (masked in logs)."""
-        return [self.token_env]
-
-
-class TelegramSettings(PlatformSection):
-    token_env: str = "TELEGRAM_BOT_TOKEN"
-    base_url: str | None = None
-    base_file_url: str | None = None
-    per_user_sessions_in_groups: bool = False
-    poll_timeout: Annotated[int, Field(ge=1, le=50)] = 30
-    watchdog_seconds: Annotated[float, Field(gt=0)] = 120.0
-    rate_limit_per_second: Annotated[float, Field(ge=0)] = 30.0
-    rate_limit_per_group_per_minute: Annotated[float, Field(ge=0)] = 20.0
-    mode: Literal["polling", "webhook"] = "polling"
-    webhook_url: str | None = Field(default=None, validate_default=True)
-    webhook_listen: str = "127.0.0.1"
-    webhook_port: Annotated[int, Field(ge=0, le=65535)] = 8443
-    webhook_path: str = "/telegram"
-    webhook_secret_env: str = "TELEGRAM_WEBHOOK_SECRET"
-
-    def secret_env_names(self) -> list[str]:
-        """The bot token's variable and the webhook secret's."""
-        return [self.token_env, self.webhook_secret_env]
-
-    @field_validator("webhook_url")
-    @classmethod
-    def _webhook_url_for_webhook_mode(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if info.data.get("mode") == "webhook" and not value:
-            raise ValueError(
-                'is required when mode is "webhook" (the public URL Telegram posts to)'
-            )
-        if value and not value.startswith(("https://", "http://")):
-            raise ValueError(f"must be an http(s) URL (got {value!r})")
-        return value
-
-    @field_validator("webhook_path")
-    @classmethod
-    def _webhook_path_absolute(cls, value: str) -> str:
-        if not value.startswith("/"):
-            raise ValueError(f"must start with / (got {value!r})")
-        return value
-
-
-class DiscordSettings(PlatformSection):
-    token_env: str = "DISCORD_BOT_TOKEN"
-    api_base_url: str | None = None
-    gateway_url: str | None = None
-    require_mention: bool = True
-    catch_up_messages: Annotated[int, Field(ge=0, le=1000)] = 50
-
-
-class PlatformSettings(_Section):
-    """One section per platform, each a :class:`PlatformSection` named as its platform is in
-    :mod:`gateway.platforms.registry`."""
-
-    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
-    discord: DiscordSettings = Field(default_factory=DiscordSettings)
+# ``platforms.<name>``: one section per platform, each the settings model registered with the
+# platform (gateway/platforms/registry.py), so adding a platform never touches this module.
+if TYPE_CHECKING:
+    PlatformSettings = _Section
+else:
+    PlatformSettings = PLATFORMS.settings_model()
 
 
 class DatabaseSettings(_Section):
@@ -252,13 +190,27 @@ class Config(_Section):
     source: str = Field(default="built-in defaults", exclude=True)
 
 
+def config_model() -> type[Config]:
+    """The schema as the platform registry stands now: :class:`Config` itself, or (when a
+    platform was registered after this module was imported) a subclass whose ``platforms``
+    section has that platform's settings too."""
+    platforms = PLATFORMS.settings_model()
+    return Config if platforms is PlatformSettings else _config_with_platforms(platforms)
+
+
+@cache
+def _config_with_platforms(platforms: type[BaseModel]) -> type[Config]:
+    field = (platforms, Field(default_factory=platforms))
+    return create_model("Config", __base__=Config, platforms=field)  # type: ignore[call-overload,no-any-return]
+
+
 def hermes_home() -> Path:
     """``$HERMES_HOME``, else ``~/.hermes``."""
     return Path(os.environ.get("HERMES_HOME") or os.path.expanduser(DEFAULT_HERMES_HOME))
 
 
 def _model_for_path(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    model: type[BaseModel] | None = Config
+    model: type[BaseModel] | None = config_model()
     for part in loc:
         if model is None or not isinstance(part, str):
             return None
@@ -303,7 +255,7 @@ def parse_config(data: Any, *, source: str = "<memory>") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of sections")
     try:
-        config = Config.model_validate(data)
+        config = config_model().model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(_describe_error(first)) from None
