@@ -24,12 +24,12 @@ from typing import Any, Literal
 from agent.compressor_factory import create_compressor
 from agent.context_compressor import ContextCompressor
 from agent.context_engine import ContextEngine, EngineContext, registered_engines
+from agent.plugin_migrations import PLUGIN_SUBDIR
 
 log = logging.getLogger(__name__)
 
 BUILTIN_ENGINE = ContextCompressor.name
 ENTRY_POINT_GROUP = "hermes.context_engines"
-PLUGIN_SUBDIR = Path("plugins") / "context_engine"
 PLUGIN_FACTORY = "create_engine"
 PLUGIN_PACKAGE = "hermes_plugins.context_engine"
 """Plugin folders are imported as sub-packages of this (made-up) package."""

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import os
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from dotenv import load_dotenv
@@ -19,29 +20,14 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
 
-from gateway.config_base import Fraction, PositiveInt, _fraction, _Section
-from gateway.config_platforms import (
-    DiscordSettings,
-    PlatformSection,
-    PlatformSettings,
-    TelegramSettings,
-)
-
-__all__ = [
-    "Config",
-    "ConfigError",
-    "DiscordSettings",
-    "Fraction",
-    "MissingSecretError",
-    "PlatformSection",
-    "PlatformSettings",
-    "PositiveInt",
-    "TelegramSettings",
-]
+from gateway.platforms.registry import PLATFORMS
+from gateway.settings_base import PlatformSection as PlatformSection  # re-exported
+from gateway.settings_base import Section as _Section
 
 DEFAULT_HERMES_HOME = "~/.hermes"
 
@@ -52,6 +38,16 @@ class ConfigError(Exception):
 
 class MissingSecretError(ConfigError):
     """A required secret is not set in the environment or ``.env``."""
+
+
+def _fraction(value: float) -> float:
+    if not 0 < value < 1:
+        raise ValueError(f"must be between 0 and 1 (got {value})")
+    return value
+
+
+Fraction = Annotated[float, Field(strict=False)]
+PositiveInt = Annotated[int, Field(gt=0)]
 
 
 class ModelChoice(_Section):
@@ -145,6 +141,14 @@ class ContextSettings(BaseModel):
         return dict(section)
 
 
+# ``platforms.<name>``: one section per platform, each the settings model registered with the
+# platform (gateway/platforms/registry.py), so adding a platform never touches this module.
+if TYPE_CHECKING:
+    PlatformSettings = _Section
+else:
+    PlatformSettings = PLATFORMS.settings_model()
+
+
 class DatabaseSettings(_Section):
     url: str | None = None
 
@@ -229,13 +233,27 @@ class Config(_Section):
     source: str = Field(default="built-in defaults", exclude=True)
 
 
+def config_model() -> type[Config]:
+    """The schema as the platform registry stands now: :class:`Config` itself, or (when a
+    platform was registered after this module was imported) a subclass whose ``platforms``
+    section has that platform's settings too."""
+    platforms = PLATFORMS.settings_model()
+    return Config if platforms is PlatformSettings else _config_with_platforms(platforms)
+
+
+@cache
+def _config_with_platforms(platforms: type[BaseModel]) -> type[Config]:
+    field = (platforms, Field(default_factory=platforms))
+    return create_model("Config", __base__=Config, platforms=field)  # type: ignore[call-overload,no-any-return]
+
+
 def hermes_home() -> Path:
     """``$HERMES_HOME``, else ``~/.hermes``."""
     return Path(os.environ.get("HERMES_HOME") or os.path.expanduser(DEFAULT_HERMES_HOME))
 
 
 def _model_for_path(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    model: type[BaseModel] | None = Config
+    model: type[BaseModel] | None = config_model()
     for part in loc:
         if model is None or not isinstance(part, str):
             return None
@@ -280,7 +298,7 @@ def parse_config(data: Any, *, source: str = "<memory>") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of sections")
     try:
-        config = Config.model_validate(data)
+        config = config_model().model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(_describe_error(first)) from None

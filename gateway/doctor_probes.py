@@ -14,7 +14,9 @@ import aiohttp
 
 from agent.providers.base import Provider
 from agent.types import ProviderConnectionError, ProviderError
-from gateway.config import Config, DiscordSettings, MissingSecretError, TelegramSettings
+from gateway.config import Config, MissingSecretError
+from gateway.platforms.discord_settings import DiscordSettings
+from gateway.platforms.telegram_settings import TelegramSettings
 
 OK, FAIL, WARN = "ok", "FAIL", "warn"
 Check = tuple[str, str]

@@ -11,6 +11,10 @@ Two ways in:
 
 ``render_as_batch`` makes ALTERs work on SQLite by copying the table; the naming convention on
 the metadata gives every constraint a stable name for that copy.
+
+A plugin's own chain (:mod:`agent.plugin_migrations`) runs through this environment too: the
+daemon points ``version_locations`` at the plugin's folder and names the plugin's version table
+in ``config.attributes["version_table"]``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from alembic import context
 from sqlalchemy.engine import Connection
 
 from gateway.store.db import create_store_engine, default_database_url
+from gateway.store.schema_heads import VERSION_TABLE
 from gateway.store.tables import include_core_object, metadata
 
 DEFAULT_HERMES_HOME = "~/.hermes"
@@ -37,6 +42,7 @@ def run_migrations_on(connection: Connection) -> None:
         render_as_batch=True,
         compare_type=True,
         include_name=include_core_object,
+        version_table=context.config.attributes.get("version_table", VERSION_TABLE),
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -55,3 +55,11 @@ async def pg_store(pg_url: str) -> AsyncIterator[Store]:
 def pg_repo(pg_store: Store) -> Repository:
     """The repository over the test's PostgreSQL store."""
     return Repository(pg_store)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database on each backend in turn: a SQLite file, then a PostgreSQL database."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_url"))
+    return f"sqlite+aiosqlite:///{tmp_path / 'hermes.db'}"

@@ -30,7 +30,7 @@ import warnings
 import aiohttp
 import yarl
 
-from gateway.config import DiscordSettings, MediaSettings
+from gateway.config import MediaSettings
 from gateway.inbound import InboundMessage
 from gateway.media.items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
@@ -50,6 +50,7 @@ from gateway.platforms.discord_intake import (
 )
 from gateway.platforms.discord_live import DiscordLiveReplies
 from gateway.platforms.discord_media import discord_media
+from gateway.platforms.discord_settings import DiscordSettings
 from gateway.text_split import DISCORD_MESSAGE_LIMIT
 
 with warnings.catch_warnings():

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import warnings
 
-from gateway.config import DiscordSettings
 from gateway.platforms.base import DeliveryTarget, LiveMode, PlatformAdapter
+from gateway.platforms.discord_settings import DiscordSettings
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # discord.py imports audioop on 3.11

@@ -1,9 +1,14 @@
 """The platforms the gateway can serve, each registered once: name, settings, adapter.
 
 A :class:`PlatformSpec` names a platform (its session keys, inbound rows and
-``platforms.<name>`` settings section, a :class:`~gateway.config.PlatformSection`) and where its
-adapter class lives. The adapter's module is imported only when the platform is enabled, so
-``hermes --help`` and a Telegram-only daemon never import discord.py.
+``platforms.<name>`` settings section), its settings model (a
+:class:`~gateway.settings_base.PlatformSection`; the common settings alone when it has none of
+its own) and where its adapter class lives. The configuration's ``platforms`` section is built
+from this registry (:meth:`PlatformRegistry.settings_model`), so a platform's settings are
+validated, documented by their errors (``platforms.<name>.<key>: ...``) and defaulted like every
+other section. The adapter's module is imported only when the platform is enabled, so
+``hermes --help`` and a Telegram-only daemon never import discord.py: keep a settings model
+that lives apart from its adapter free of the platform's client library.
 
 The runner asks the registry, never a platform by name: :meth:`PlatformRegistry.build_adapters`
 for the enabled adapters, :meth:`PlatformRegistry.sections` for every platform's allowlist and
@@ -11,8 +16,8 @@ admins. What an adapter can do beyond the basics (catch up on messages sent whil
 offline, find a reply part a crash left in doubt) is part of the adapter contract
 (:class:`~gateway.platforms.base.PlatformAdapter`), answered by the adapter itself.
 
-Adding a platform: its settings model (a :class:`~gateway.config.PlatformSection` field of
-:class:`~gateway.config.PlatformSettings`), its adapter module, and one line below.
+Adding a platform: its adapter module (with its settings model, or beside it), and one
+registration below.
 """
 
 from __future__ import annotations
@@ -21,11 +26,17 @@ import importlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from gateway.config import Config, PlatformSection
+from pydantic import Field, create_model
+
+from gateway.platforms.discord_settings import DiscordSettings
+from gateway.platforms.telegram_settings import TelegramSettings
+from gateway.settings_base import PlatformSection, Section
 
 if TYPE_CHECKING:
+    from gateway.config import Config
     from gateway.platforms.base import PlatformAdapter
 
 
@@ -43,6 +54,14 @@ class PlatformSpec:
     probe: str | None = None
     """``"module:function"`` of its ``hermes doctor`` check, an ``async (settings, token) ->
     (status, line)`` that asks the platform whether the token works, spending nothing."""
+    settings_class: type[PlatformSection] | None = None
+    """Its ``platforms.<name>`` model; None: the common settings, the token in
+    ``<NAME>_BOT_TOKEN``."""
+
+    @property
+    def settings_model(self) -> type[PlatformSection]:
+        """The model of the platform's ``platforms.<name>`` section."""
+        return self.settings_class or common_settings_model(self.name)
 
     def settings(self, config: Config) -> PlatformSection:
         """The platform's section of the configuration."""
@@ -94,6 +113,11 @@ class PlatformRegistry:
         """Every registered platform's name."""
         return list(self._specs)
 
+    def settings_model(self) -> type[Section]:
+        """The configuration's ``platforms`` section: one field per registered platform, its
+        settings model, defaulted (the same class until a registration changes)."""
+        return _platforms_model(tuple((spec.name, spec.settings_model) for spec in self))
+
     def sections(self, config: Config) -> dict[str, PlatformSection]:
         """Every registered platform's settings, enabled or not, by name."""
         return {spec.name: spec.settings(config) for spec in self}
@@ -107,6 +131,25 @@ class PlatformRegistry:
         return [spec.build_adapter(config) for spec in self.enabled(config)]
 
 
+@cache
+def common_settings_model(name: str) -> type[PlatformSection]:
+    """The settings of a platform with none of its own: the common ones, the token's variable
+    defaulting to ``<NAME>_BOT_TOKEN``."""
+    token_env: Any = (str, f"{name.upper()}_BOT_TOKEN")
+    return create_model(f"{name.title()}Settings", __base__=PlatformSection, token_env=token_env)
+
+
+@cache
+def _platforms_model(models: tuple[tuple[str, type[PlatformSection]], ...]) -> type[Section]:
+    fields: dict[str, Any] = {name: (model, Field(default_factory=model)) for name, model in models}
+    return create_model(
+        "PlatformSettings",
+        __base__=Section,
+        __doc__="One section per registered platform (``platforms.<name>``).",
+        **fields,
+    )
+
+
 PLATFORMS = PlatformRegistry()
 """The platforms of this gateway; one registration per platform module."""
 PLATFORMS.register(
@@ -115,6 +158,7 @@ PLATFORMS.register(
         "Telegram",
         "gateway.platforms.telegram:TelegramAdapter",
         probe="gateway.doctor_probes:probe_telegram",
+        settings_class=TelegramSettings,
     )
 )
 PLATFORMS.register(
@@ -123,5 +167,6 @@ PLATFORMS.register(
         "Discord",
         "gateway.platforms.discord:DiscordAdapter",
         probe="gateway.doctor_probes:probe_discord",
+        settings_class=DiscordSettings,
     )
 )

@@ -31,7 +31,7 @@ from telegram.error import (
 )
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
-from gateway.config import ConfigError, MediaSettings, TelegramSettings
+from gateway.config import ConfigError, MediaSettings
 from gateway.markdown_render import RENDER_MARGIN, TELEGRAM_PARSE_MODE, markdown_to_telegram
 from gateway.media.items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
@@ -54,6 +54,7 @@ from gateway.platforms.telegram_polling import (
     retry_after_seconds,
     token_rejected_text,
 )
+from gateway.platforms.telegram_settings import TelegramSettings
 from gateway.platforms.telegram_webhook import (
     MalformedUpdate,
     WebhookServer,

@@ -34,8 +34,8 @@ from telegram import Bot
 from telegram.error import EndPointNotFound, InvalidToken, RetryAfter, TelegramError
 from telegram.warnings import PTBUserWarning
 
-from gateway.config import TelegramSettings
 from gateway.platforms.base import PlatformAuthError
+from gateway.platforms.telegram_settings import TelegramSettings
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from gateway.store.tables import MessageRow, SessionRow, messages_table
 from gateway.store.writer import T
 
 # SQLite: the FTS5 table ``lcm_messages_fts`` kept in step with ``messages`` by a trigger
-# (revision 0002; the name predates the search moving into the store). PostgreSQL: the same
+# (core revision 0002; the name predates the search moving into the store). PostgreSQL: the same
 # ``to_tsvector('simple', ...)`` expression the GIN index of revision 0002 is built on.
 _SQLITE_SEARCH = """
 SELECT m.id, m.session_id, m.role, m.created_at, f.body AS body

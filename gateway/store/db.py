@@ -1,14 +1,17 @@
 """Opening the store: the engine, SQLite connection pragmas and schema migrations at start-up.
 
-The schema is owned by the alembic revisions in ``migrations/``; :func:`open_store` brings any
-database up to the newest revision before handing out a :class:`Store`, so the daemon, the CLI
-and the tests all run against the same schema. Upgrading an up-to-date database does nothing.
+The schema is owned by the alembic revisions in ``migrations/`` (core) and by each context-engine
+plugin's own chain (``plugins/context_engine/<name>/migrations/``, see
+:mod:`agent.plugin_migrations`); :func:`open_store` brings any database up to the newest
+revisions, core first, before handing out a :class:`Store`, so the daemon, the CLI and the tests
+all run against the same schema. Upgrading an up-to-date database does nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -24,6 +27,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
+from agent.plugin_migrations import PluginMigrations, find_plugin_migrations
+from gateway.config import hermes_home
 from gateway.store.locations import DATABASE_FILE_NAME as DATABASE_FILE_NAME
 from gateway.store.locations import MIGRATIONS_DIR, VERSION_LOCATIONS
 from gateway.store.locations import database_url as database_url
@@ -44,6 +49,9 @@ SQLITE_CONNECT_PRAGMAS = (
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
 )
+
+PROJECT_ROOT = MIGRATIONS_DIR.parent
+"""The project folder: ``plugins/context_engine/`` under it holds the bundled engine plugins."""
 
 ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 """The asyncio driver used for a URL that names only the database (``postgresql://...``)."""
@@ -117,13 +125,21 @@ def create_store_engine(url: str) -> AsyncEngine:
     return engine
 
 
-async def open_store(url: str) -> Store:
-    """Open the database at ``url``, upgrading its schema to the newest revision first."""
+def store_plugins() -> list[PluginMigrations]:
+    """The plugin chains run on every store: the project's plugin folders, then
+    ``$HERMES_HOME``'s (see :mod:`agent.plugin_migrations`)."""
+    return find_plugin_migrations((PROJECT_ROOT, hermes_home()))
+
+
+async def open_store(url: str, plugins: Sequence[PluginMigrations] | None = None) -> Store:
+    """Open the database at ``url``, upgrading its schema to the newest revisions first: the
+    core chain, then each of ``plugins`` (by default :func:`store_plugins`)."""
     engine = create_store_engine(url)
+    chains = store_plugins() if plugins is None else plugins
     try:
         # Nearly every start finds the schema current: then alembic is not even imported.
-        if not await is_at_head(engine, VERSION_LOCATIONS):
-            await _upgrade_to_head(engine)
+        if not await _all_at_head(engine, chains):
+            await _upgrade_to_head(engine, chains)
     except BaseException:
         await engine.dispose()
         raise
@@ -133,44 +149,59 @@ async def open_store(url: str) -> Store:
     )
 
 
-async def upgrade_database(url: str) -> str:
-    """Bring the database at ``url`` to the newest schema (``hermes db upgrade``).
+async def upgrade_database(url: str, plugins: Sequence[PluginMigrations] | None = None) -> str:
+    """Bring the database at ``url`` to the newest schema (``hermes db upgrade``): the core
+    chain, then each of ``plugins`` (by default :func:`store_plugins`).
 
-    Returns the revision the database is at afterwards, which is the head revision.
+    Returns the core revision the database is at afterwards, which is the core head.
     """
     engine = create_store_engine(url)
     try:
-        return await _upgrade_to_head(engine)
+        return await _upgrade_to_head(engine, store_plugins() if plugins is None else plugins)
     finally:
         await engine.dispose()
 
 
-def alembic_config() -> alembic.config.Config:
-    """An alembic configuration pointing at ``migrations/``, with no ini file.
+def alembic_config(plugin: PluginMigrations | None = None) -> alembic.config.Config:
+    """An alembic configuration for the core chain (or ``plugin``'s), with no ini file.
 
-    Without an ini file ``migrations/env.py`` leaves logging alone and expects the connection
-    in ``config.attributes["connection"]``.
+    Both use ``migrations/env.py``: a plugin's configuration reads only the plugin's revision
+    folder and records them in the plugin's version table. Without an ini file the environment
+    leaves logging alone and expects the connection in ``config.attributes["connection"]``.
     """
     from alembic.config import Config as AlembicConfig
 
     config = AlembicConfig()
+    locations = VERSION_LOCATIONS if plugin is None else (plugin.location,)
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.set_main_option("path_separator", "os")
-    config.set_main_option("version_locations", os.pathsep.join(map(str, VERSION_LOCATIONS)))
+    config.set_main_option("version_locations", os.pathsep.join(map(str, locations)))
+    if plugin is not None:
+        config.attributes["version_table"] = plugin.version_table
     return config
 
 
-async def _upgrade_to_head(engine: AsyncEngine) -> str:
-    """Run ``alembic upgrade head`` on one connection of ``engine`` inside the running loop."""
+async def _all_at_head(engine: AsyncEngine, plugins: Sequence[PluginMigrations]) -> bool:
+    if not await is_at_head(engine, VERSION_LOCATIONS):
+        return False
+    for plugin in plugins:
+        if not await is_at_head(engine, (plugin.location,), plugin.version_table):
+            return False
+    return True
+
+
+async def _upgrade_to_head(engine: AsyncEngine, plugins: Sequence[PluginMigrations]) -> str:
+    """Run ``alembic upgrade head`` for the core chain, then for each plugin's, on one
+    connection of ``engine`` inside the running loop; returns the core revision."""
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 
-    config = alembic_config()
-
     def upgrade(connection: Connection) -> str:
-        # env.py picks the connection up here instead of calling asyncio.run() itself.
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        for plugin in (None, *plugins):
+            config = alembic_config(plugin)
+            # env.py picks the connection up here instead of calling asyncio.run() itself.
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
         revision = MigrationContext.configure(connection).get_current_revision()
         if revision is None:
             raise RuntimeError("alembic upgrade finished without recording a revision")

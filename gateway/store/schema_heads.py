@@ -75,20 +75,25 @@ def script_heads(locations: Iterable[Path]) -> frozenset[str] | None:
     return frozenset(revision for revision in parents if revision not in referenced)
 
 
-async def database_heads(engine: AsyncEngine) -> frozenset[str] | None:
-    """The revisions recorded in the database; None when it has no version table yet."""
+async def database_heads(
+    engine: AsyncEngine, version_table: str = VERSION_TABLE
+) -> frozenset[str] | None:
+    """The revisions recorded in ``version_table``; None when the table does not exist yet."""
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
     try:
         async with engine.connect() as connection:
-            rows = await connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}"))
+            rows = await connection.execute(text(f"SELECT version_num FROM {version_table}"))
             return frozenset(str(row[0]) for row in rows)
     except DBAPIError:
         return None
 
 
-async def is_at_head(engine: AsyncEngine, locations: Iterable[Path]) -> bool:
-    """Whether the database records exactly the head revisions of ``locations``."""
+async def is_at_head(
+    engine: AsyncEngine, locations: Iterable[Path], version_table: str = VERSION_TABLE
+) -> bool:
+    """Whether ``version_table`` records exactly the head revisions of ``locations`` (a
+    plugin's own chain has a version table of its own, see :mod:`agent.plugin_migrations`)."""
     heads = script_heads(locations)
-    return heads is not None and await database_heads(engine) == heads
+    return heads is not None and await database_heads(engine, version_table) == heads

@@ -1,5 +1,5 @@
-"""The lossless engine on PostgreSQL: revision 0002's GIN indexes and the tsvector search serve
-lcm_grep and lcm_expand exactly as FTS5 does on SQLite."""
+"""The lossless engine on PostgreSQL: the GIN indexes (core revision 0002, the plugin's
+lcm_0001) and the tsvector search serve lcm_grep and lcm_expand exactly as FTS5 does on SQLite."""
 
 from __future__ import annotations
 

@@ -29,3 +29,23 @@ def test_a_lower_layer_imports_nothing_from_the_gateway(layer: str) -> None:
         if {"gateway", "sandbox", "bench"} & _imported_packages(path)
     )
     assert offenders == []
+
+
+def test_plugin_migrations_and_the_example_plugins_import_nothing_from_the_gateway() -> None:
+    """The plugin check above covers each plugin's own revision files, and the example
+    engines the tests load as plugins keep to the same rule."""
+    plugin_files = list((ROOT / "plugins").rglob("*.py"))
+    revisions = [path for path in plugin_files if path.parent.name == "migrations"]
+    examples = [
+        path
+        for folder in (ROOT / "tests" / "fixtures").glob("*_engine")
+        for path in folder.rglob("*.py")
+    ]
+    assert any(path.name.startswith("lcm_0001") for path in revisions)
+    assert any(path.parent.name == "migrations" for path in examples)
+    offenders = sorted(
+        str(path.relative_to(ROOT))
+        for path in [*revisions, *examples]
+        if {"gateway", "sandbox", "bench", "tests"} & _imported_packages(path)
+    )
+    assert offenders == []

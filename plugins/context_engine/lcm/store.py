@@ -1,10 +1,11 @@
 """The engine's own tables and queries, through SQLAlchemy Core on the host's archive.
 
-The tables are created by the core migration ``0002_lcm`` (not yet a migration chain of the
-plugin's own); they are described here on a MetaData of their own, so the host's models know
-nothing about this plugin. Original messages are read through the
-:class:`~agent.message_archive.MessageArchive`; the DAG's writes are jobs queued in the host's
-group commit (:meth:`~agent.message_archive.MessageArchive.write_records`).
+The tables are created by the plugin's own migration chain (``migrations/`` beside this module,
+run by the host after its core revisions, see :mod:`agent.plugin_migrations`); they are
+described here on a MetaData of their own, so the host's models know nothing about this plugin.
+Original messages are read through the :class:`~agent.message_archive.MessageArchive`; the
+DAG's writes are jobs queued in the host's group commit
+(:meth:`~agent.message_archive.MessageArchive.write_records`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from agent.message_archive import MessageArchive
 from .dag import Node, SourceMessage, is_source
 
 lcm_metadata = MetaData()
-"""The lossless engine's tables (created by the core migration 0002_lcm)."""
+"""The lossless engine's tables (created by the plugin's revision ``lcm_0001``)."""
 
 nodes_table = Table(
     "lcm_nodes",

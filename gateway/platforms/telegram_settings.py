@@ -1,4 +1,6 @@
-"""The platforms' settings (``platforms.<name>``): what every platform has, and each one's own."""
+"""Telegram's settings (``platforms.telegram``), registered with the platform in
+:mod:`gateway.platforms.registry`; kept apart from the adapter so that loading the
+configuration never imports python-telegram-bot."""
 
 from __future__ import annotations
 
@@ -6,26 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from gateway.config_base import _Section
-
-
-class PlatformSection(_Section):
-    """What every platform's settings (``platforms.<name>``) have: whether it runs, the
-    environment variable of its token, who may talk to the bot and who administers it."""
-
-    enabled: bool = False
-    token_env: str
-    allowed_users: list[int | str] = Field(default_factory=list)
-    allow_all: bool = False
-    admin_users: list[int | str] = Field(default_factory=list)
-    typing_delay: Annotated[float, Field(ge=0)] = 0.5
-    streaming: bool = True
-    """Show replies while the model writes them (drafts or edited messages, see
-    :mod:`gateway.live_reply`); off: each reply arrives whole when it is finished."""
-
-    def secret_env_names(self) -> list[str]:
-        """The environment variables this platform takes secrets from (masked in logs)."""
-        return [self.token_env]
+from gateway.settings_base import PlatformSection
 
 
 class TelegramSettings(PlatformSection):
@@ -65,19 +48,3 @@ class TelegramSettings(PlatformSection):
         if not value.startswith("/"):
             raise ValueError(f"must start with / (got {value!r})")
         return value
-
-
-class DiscordSettings(PlatformSection):
-    token_env: str = "DISCORD_BOT_TOKEN"
-    api_base_url: str | None = None
-    gateway_url: str | None = None
-    require_mention: bool = True
-    catch_up_messages: Annotated[int, Field(ge=0, le=1000)] = 50
-
-
-class PlatformSettings(_Section):
-    """One section per platform, each a :class:`PlatformSection` named as its platform is in
-    :mod:`gateway.platforms.registry`."""
-
-    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
-    discord: DiscordSettings = Field(default_factory=DiscordSettings)
