@@ -57,16 +57,12 @@ class SessionManager:
 
     async def reopen(self, address: SessionAddress) -> SessionRuntime:
         """Load the address's session again from the store (after its model changed)."""
-        old = self._loaded.pop(address.key, None)
-        if old is not None:
-            await old.close()
+        await self.unload(address.key)
         return await self.get(address)
 
     async def new_session(self, address: SessionAddress) -> SessionRuntime:
         """Close the active session for the key and start a fresh one."""
-        old = self._loaded.pop(address.key, None)
-        if old is not None:
-            await old.close()
+        await self.unload(address.key)
         runtime = await SessionRuntime.open(self.services, address, fresh=True)
         await self._remember(address.key, runtime)
         return runtime

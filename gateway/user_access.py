@@ -61,12 +61,14 @@ class RuntimeAccess:
         return found
 
 
-def _day_start(now: datetime) -> datetime:
-    return now.replace(hour=0, minute=0, second=0, microsecond=0)
+def day_start(now: datetime | None = None) -> datetime:
+    """Midnight UTC of ``now``'s day (default: today)."""
+    return (now or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _month_start(now: datetime) -> datetime:
-    return _day_start(now).replace(day=1)
+def month_start(now: datetime | None = None) -> datetime:
+    """The first of ``now``'s month, midnight UTC (default: this month)."""
+    return day_start(now).replace(day=1)
 
 
 class Budget:
@@ -84,12 +86,12 @@ class Budget:
         now = datetime.now(UTC)
         monthly = limits.monthly_usd_total
         if monthly is not None:
-            spent = await self.repo.spend_since(_month_start(now))
+            spent = await self.repo.spend_since(month_start(now))
             if spent >= monthly:
                 return MONTHLY_REFUSAL.format(spent=spent, limit=monthly)
         daily = limits.daily_usd_per_user
         if daily is not None and user_key is not None:
-            spent = await self.repo.spend_since(_day_start(now), user_key)
+            spent = await self.repo.spend_since(day_start(now), user_key)
             if spent >= daily:
                 return DAILY_REFUSAL.format(spent=spent, limit=daily)
         return None
@@ -97,12 +99,4 @@ class Budget:
 
 def usage_window(days: int, now: datetime | None = None) -> datetime:
     """The start of the last ``days`` UTC days (today included)."""
-    return _day_start(now or datetime.now(UTC)) - timedelta(days=days - 1)
-
-
-def month_start(now: datetime | None = None) -> datetime:
-    return _month_start(now or datetime.now(UTC))
-
-
-def day_start(now: datetime | None = None) -> datetime:
-    return _day_start(now or datetime.now(UTC))
+    return day_start(now) - timedelta(days=days - 1)

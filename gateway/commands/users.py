@@ -8,6 +8,7 @@ the same from the shell.
 
 from __future__ import annotations
 
+from gateway.allowlist import UserEntry
 from gateway.commands.registry import CommandContext, CommandSpec
 from gateway.store.repository_users import Access, SpendRow
 from gateway.user_access import day_start, month_start
@@ -20,13 +21,13 @@ DONE_TEXT = {
 
 
 def parse_user(argument: str) -> tuple[str | None, str | None] | None:
-    """``123`` -> (id, None); ``@name`` -> (None, name); anything else None."""
+    """``123`` -> (id, None); ``@name`` -> (None, name); anything else None (a bare word, which
+    the config reads as a username, is refused here: a typo should not allow a stranger)."""
     text = argument.strip()
-    if text.isdigit():
-        return text, None
-    if text.startswith("@") and len(text) > 1 and " " not in text:
-        return None, text[1:].lower()
-    return None
+    entry = UserEntry.parse(text)
+    if entry is None or " " in text or (entry.username and not text.startswith("@")):
+        return None
+    return entry.user_id, entry.username
 
 
 async def _set(ctx: CommandContext, access: Access) -> str:
