@@ -1,9 +1,11 @@
-"""What the bot says about content it cannot read yet (photos, voice notes, files, ...).
+"""What the bot says about content it does not read (videos, polls, GIFs, ...).
 
-Adapters name each non-text part of a message with one of :data:`KIND_NAMES`' keys; the runner
-answers a message with nothing else in it with :func:`unsupported_reply`, and prefixes the answer
-to a message whose text came with an attachment with :func:`unread_attachment_notice`, so no
-message goes unanswered and nobody believes the bot saw their picture.
+Adapters name each part of a message the bot does not read with one of :data:`KIND_NAMES`'
+keys; the runner answers a message with nothing else in it with :func:`unsupported_reply`, and
+prefixes the answer to a message that also carried something it read with
+:func:`unread_attachment_notice`, so no message goes unanswered and nobody believes the bot saw
+their video. A message with nothing in it at all (a bare mention) gets
+:func:`empty_message_reply`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ KIND_NAMES = {
 """Attachment kinds and how a reply names them."""
 OTHER_KIND = "other"
 """Any kind not listed above."""
+READABLE_WITHOUT_VOICE = "text, photos, PDFs and text files"
+"""What the bot reads when no transcription endpoint is configured."""
 
 
 def kinds_text(kinds: Iterable[str]) -> str:
@@ -43,17 +47,17 @@ def kinds_text(kinds: Iterable[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def unsupported_reply(kinds: Iterable[str]) -> str:
-    """The answer to messages that carried only content the bot cannot read yet."""
-    return (
-        f"Sorry, I can't read {kinds_text(kinds)} yet; I can only read text for now. "
-        "Please send your message as text."
-    )
+def unsupported_reply(kinds: Iterable[str], readable: str = READABLE_WITHOUT_VOICE) -> str:
+    """The answer to messages that carried only content the bot does not read
+    (``readable``: what it does read, e.g. "text, photos, PDFs and text files")."""
+    return f"Sorry, I can't read {kinds_text(kinds)} yet. I can read {readable}."
 
 
 def unread_attachment_notice(kinds: Iterable[str]) -> str:
-    """Said before the answer when a message's text came with content the bot did not read."""
-    return (
-        f"(I could not look at what you attached: {kinds_text(kinds)} are not supported yet. "
-        "I answered your text only.)"
-    )
+    """Said before the answer when a message came with content the bot did not read."""
+    return f"(I can't look at {kinds_text(kinds)}, so I answered without them.)"
+
+
+def empty_message_reply(readable: str) -> str:
+    """The answer to a message with nothing in it, such as a bare mention in a group."""
+    return f"Hi! Send me a message ({readable}) and I'll answer. /help lists my commands."

@@ -173,6 +173,7 @@ class GatewaySettings(_Section):
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
     delivery_retry_seconds: Annotated[float, Field(ge=0)] = 600.0
     delivery_backoff_seconds: Annotated[float, Field(gt=0)] = 1.0
+    dead_letter_days: Annotated[int, Field(ge=1)] = 30
 
 
 class LimitsSettings(_Section):

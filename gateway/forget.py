@@ -55,7 +55,7 @@ async def forget_user(sessions: SessionManager, platform: str, user_id: str) -> 
         blobs.path(sha256).unlink(missing_ok=True)
     log.info(
         "forget %s:%s: %d session(s), %d message(s), %d attachment(s), %d usage row(s), "
-        "%d inbound record(s), %d blob file(s)",
+        "%d inbound record(s), %d quarantined update(s), %d blob file(s)",
         platform,
         user_id,
         report.sessions,
@@ -63,6 +63,7 @@ async def forget_user(sessions: SessionManager, platform: str, user_id: str) -> 
         report.attachments,
         report.usage_rows,
         report.inbound,
+        report.quarantined,
         len(report.unreferenced_blobs),
     )
     return report

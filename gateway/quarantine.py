@@ -47,3 +47,34 @@ class DeadLetter:
 
 QuarantineCallback = Callable[[DeadLetter], Awaitable[object]]
 """The runner's dead-letter entry point; returns once the update is durably kept."""
+
+
+SENDER_KEYS = ("from", "author", "user", "member")
+"""Keys under which Telegram (``from``) and Discord (``author``, ``user``, ``member.user``)
+name a person in an update; a quarantined update is theirs when one of them is."""
+
+
+def mentions_user(raw_json: str, user_id: str) -> bool:
+    """Whether a quarantined update (as stored) names ``user_id`` as a sender or quoted
+    author anywhere in it; False when the stored text is not readable JSON."""
+    try:
+        raw = json.loads(raw_json)
+    except ValueError:
+        return False
+    return user_id in _people(raw)
+
+
+def _people(value: Any) -> set[str]:
+    """The ids of every person object in a JSON value (see :data:`SENDER_KEYS`)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if key in SENDER_KEYS and isinstance(child, dict) and "id" in child:
+                    found.add(str(child["id"]))
+                stack.append(child)
+    return found

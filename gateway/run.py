@@ -17,15 +17,17 @@ import functools
 import logging
 import time
 from collections.abc import Coroutine
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent.reply_stream import observing
 from gateway.allowlist import Allowlist, UserMatcher
 from gateway.app import App
-from gateway.attachments import unread_attachment_notice
+from gateway.attachments import empty_message_reply, unread_attachment_notice
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.delivery import Deliverer, RetryPolicy
+from gateway.failures import failure_summary
 from gateway.inbound import InboundMessage
 from gateway.live_reply import live_reply
 from gateway.media.prepare import MediaReader, PreparedMedia
@@ -49,11 +51,26 @@ STOP_WAIT_SECONDS = 10.0
 OVERHEAD_SAMPLES = 10_000
 """How many recent per-turn overhead measurements the gateway keeps (demo, benchmarks)."""
 
+DEAD_LETTER_PRUNE_SECONDS = 24 * 3600.0
+"""How often quarantined updates past their retention are deleted (also at each start)."""
+
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
 
 def _address(message: InboundMessage) -> SessionAddress:
     return SessionAddress(message.session_key, message.platform, message.chat_id, message.user_id)
+
+
+def _stored_message(payload: dict[str, Any] | None) -> InboundMessage | None:
+    """The message an inbound record kept, None when it kept none or one that no longer
+    reads (a payload from an incompatible version)."""
+    if not payload:
+        return None
+    try:
+        return InboundMessage.from_payload(payload)
+    except (KeyError, TypeError, ValueError) as exc:
+        log.error("a pending message could not be read back: %s", failure_summary(exc))
+        return None
 
 
 class Gateway:
@@ -129,9 +146,26 @@ class Gateway:
                 allowlist.remember_told(await self.app.repo.refused_users(name))
             await self.access.refresh()
             await self.resume_pending()
+            self._spawn(self._prune_dead_letters_daily())
         finally:
             # Even a failed start must not leave live messages waiting forever.
             self._resumed.set()
+
+    async def prune_dead_letters(self) -> int:
+        """Delete quarantined updates older than ``gateway.dead_letter_days``."""
+        days = self.app.config.gateway.dead_letter_days
+        pruned = await self.app.repo.prune_dead_letters(datetime.now(UTC) - timedelta(days=days))
+        if pruned:
+            log.info("deleted %d quarantined update(s) older than %d days", pruned, days)
+        return pruned
+
+    async def _prune_dead_letters_daily(self) -> None:
+        while True:
+            try:
+                await self.prune_dead_letters()
+            except Exception as exc:  # the database is down: try again next time
+                log.warning("quarantine not pruned: %s", failure_summary(exc))
+            await asyncio.sleep(DEAD_LETTER_PRUNE_SECONDS)
 
     def _adapter_failed(self, name: str, reason: str) -> None:
         """An adapter stopped for good (it logged why); stop the daemon when none is left."""
@@ -171,11 +205,12 @@ class Gateway:
                     # Answered before the crash, only the final mark was missing: never resend.
                     await self.app.repo.mark_inbound(name, record.platform_message_id, "done")
                     continue
-                if not record.payload:
+                message = _stored_message(record.payload)
+                if message is None:  # nothing (readable) kept to answer from
                     await self.app.repo.mark_inbound(name, record.platform_message_id, "failed")
                     continue
                 self._resumed_ids.add((name, record.platform_message_id))
-                self._dispatch(InboundMessage.from_payload(record.payload))
+                self._dispatch(message)
                 resumed += 1
         if resumed:
             log.info("resuming %d message(s) received before the restart", resumed)
@@ -266,7 +301,7 @@ class Gateway:
     async def _handle_batch(self, key: str, batch: list[InboundMessage]) -> None:
         """One worker step: what the last run left unfinished first, then the new turn."""
         if not any((m.platform, m.platform_message_id) in self._resumed_ids for m in batch):
-            await self._handle_new(key, batch)
+            await self._guarded(key, batch, self._handle_new(key, batch))
             return
         platform = batch[0].platform
         records = await self.app.repo.inbound_records(
@@ -274,12 +309,34 @@ class Gateway:
         )
         for step in resume_steps(batch, records):
             if step.reply_id is not None:
-                reply = await self.app.repo.get_reply(step.reply_id)
-                if reply is not None:
-                    log.info("session %s: sending the rest of reply %s", key, reply.id)
-                    await self.delivery.send(reply, resumed=True)
+                await self._guarded(key, step.messages, self._send_rest(key, step.reply_id))
             else:
-                await self._handle_new(key, step.messages, step.user_message_id)
+                handled = self._handle_new(key, step.messages, step.user_message_id)
+                await self._guarded(key, step.messages, handled)
+
+    async def _send_rest(self, key: str, reply_id: int) -> None:
+        """Send what a reply planned before the restart has not sent yet."""
+        reply = await self.app.repo.get_reply(reply_id)
+        if reply is not None:
+            log.info("session %s: sending the rest of reply %s", key, reply.id)
+            await self.delivery.send(reply, resumed=True)
+
+    async def _guarded(
+        self, key: str, batch: list[InboundMessage], handling: Coroutine[Any, Any, None]
+    ) -> None:
+        """Run one step's handling; whatever it raises ends its messages ``failed`` with the
+        exception's type recorded and one short notice to the user, so no message stays
+        pending, and none is run again at the next start."""
+        try:
+            await handling
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            summary = failure_summary(exc)
+            log.error("session %s: turn failed: %s", key, summary)
+            reason = f"turn failed: {summary}"
+            text = FAILED_TEXT.format(error=type(exc).__name__)
+            await self.delivery.deliver(batch, [text], closes_as="failed", failure=reason)
 
     async def _handle_new(
         self, key: str, batch: list[InboundMessage], stored_message_id: int | None = None
@@ -305,8 +362,9 @@ class Gateway:
                 batch, adapter.fetch_file, first.platform, runtime.model.info
             )
             if not any(message.text for message in batch) and not media.parts:
-                # Nothing the model could read: say so instead of staying silent.
-                await self.delivery.deliver(batch, media.replies_instead(attached))
+                # Nothing the model could read: say so (or what the bot can do for a bare
+                # mention) instead of staying silent.
+                await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
                 return
         notices = [*media.notices, *([unread_attachment_notice(attached)] if attached else [])]
         address = _address(batch[-1])
@@ -328,12 +386,6 @@ class Gateway:
             if key in self._stopping_keys:
                 await self._after_user_stop(address, batch)
             raise
-        except Exception as exc:
-            log.exception("session %s: turn failed", key)
-            reason = f"turn failed: {type(exc).__name__}"
-            text = FAILED_TEXT.format(error=type(exc).__name__)
-            await self.delivery.deliver(batch, [text], closes_as="failed", failure=reason)
-            return
         notices.extend(reply.notices)
         # A reply shown live is already in the chat, above anything sent now.
         streamed = live is not None and bool(live.messages)
@@ -341,6 +393,13 @@ class Gateway:
         await self.delivery.deliver(batch, texts)
         waited = reply.result.wait_seconds if reply.result else 0.0
         self.overhead_ms.append((time.perf_counter() - started - waited) * 1000)
+
+    def _nothing_to_read(self, media: PreparedMedia, attached: list[str]) -> list[str]:
+        """The answer to a turn with nothing for the model: what could not be read, or, for a
+        message with nothing at all in it (a bare mention), what the bot can do."""
+        if media.notices or attached:
+            return media.replies_instead(attached, self.media.readable_text())
+        return [empty_message_reply(self.media.readable_text())]
 
     async def _after_user_stop(self, address: SessionAddress, batch: list[InboundMessage]) -> None:
         """A turn cancelled by /stop: reload the context from the store, close the messages."""

@@ -60,6 +60,8 @@ DEFAULT_CONTEXT_LENGTH = 200_000
 DEFAULT_PORT = 9100
 # Latency imitated when instant=False (the demo): time to first token, then per SSE event.
 FIRST_TOKEN_DELAY_SECONDS = 0.3
+MALFORMED_MESSAGE = {"type": "message", "content": "not a list of blocks", "usage": None}
+"""What the "malformed" fault answers instead of a message."""
 STREAM_EVENT_DELAY_SECONDS = 0.02
 MESSAGE_ID_HEX_CHARS = 24
 # The real API accepts Messages requests up to 32 MB; aiohttp's own default is only 1 MiB.
@@ -162,7 +164,8 @@ class AnthropicEmulator:
         event mid-stream; only streaming requests match), "disconnect" (close the connection
         without a response), "empty" (a complete answer without any content block),
         "truncated" (a stream that ends right after message_start; streams only), "cut" (the
-        connection dropped right after message_start, mid-response; streams only). ``model`` /
+        connection dropped right after message_start, mid-response; streams only), "malformed"
+        (200 with an answer of the wrong shape: a provider bug or a changed API). ``model`` /
         ``contains`` restrict it to requests for that model / whose serialized messages and
         system contain that text. Raises ValueError on a bad kind.
         """
@@ -231,6 +234,8 @@ class AnthropicEmulator:
             return None
         if fault.kind in ("stream_error", "empty", "truncated", "cut"):
             return None
+        if fault.kind == "malformed":
+            return await self._malformed(request, body)
         if fault.kind == "disconnect":
             self._refuse(body, 0, "disconnect", "connection closed without a response", fault)
             if request.transport is not None:
@@ -244,6 +249,19 @@ class AnthropicEmulator:
             )
             headers["retry-after"] = f"{retry_after:g}"
         return self._refuse(body, status, error_type, message, fault, headers)
+
+    async def _malformed(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+        """A 200 answer of the wrong shape (a broken proxy or a changed API): an SSE stream
+        whose first event is not JSON, or a body that is no message."""
+        if not body.get("stream"):
+            return web.json_response(MALFORMED_MESSAGE, headers=self._headers())
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream; charset=utf-8", **self._headers()}
+        )
+        await response.prepare(request)
+        await response.write(b"event: message_start\ndata: {not json\n\n")
+        await response.write_eof()
+        return response
 
     async def _make_reply(self, body: dict[str, Any]) -> Reply:
         if self.reply_fn is None:

@@ -16,6 +16,7 @@ FAULT_KINDS = (
     "empty",
     "truncated",
     "cut",
+    "malformed",
 )
 STREAM_ONLY_KINDS = frozenset({"stream_error", "truncated", "cut"})
 """Faults only a streamed response can show (non-streaming requests do not match them)."""

@@ -2,7 +2,9 @@
 
 ``cdn.upload(...)`` keeps bytes and returns the attachment object a message carries (as
 Discord sends it: id, filename, size, url, proxy_url, content_type, width/height for images);
-``GET /attachments/{id}/{filename}`` serves them and records the download.
+``GET /attachments/{id}/{filename}`` serves them and records the download. Downloads can be
+made to fail: ``fail_downloads(status, count)`` answers the next ones with an HTTP error,
+``drop_downloads(count)`` closes their connections without an answer.
 """
 
 from __future__ import annotations
@@ -24,6 +26,18 @@ class AttachmentCdn:
         self._next_id = 800000000000000001
         self.downloads: list[str] = []
         """The filenames downloaded, in order."""
+        self.attempts = 0
+        """Download requests received, served or failed."""
+        self._failures: list[int] = []
+        self._drops = 0
+
+    def fail_downloads(self, status: int = 500, count: int = 1) -> None:
+        """Answer the next ``count`` downloads with ``status`` (500, 404, 403...)."""
+        self._failures.extend([status] * count)
+
+    def drop_downloads(self, count: int = 1) -> None:
+        """Close the connection of the next ``count`` downloads without an answer."""
+        self._drops += count
 
     def add_routes(self, app: web.Application) -> None:
         """Serve attachment downloads on ``app``."""
@@ -60,6 +74,14 @@ class AttachmentCdn:
         return payload
 
     async def _download(self, request: web.Request) -> web.Response:
+        self.attempts += 1
+        if self._drops > 0:
+            self._drops -= 1
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response()  # never written: the connection is already gone
+        if self._failures:
+            return web.Response(status=self._failures.pop(0), text="CDN error")
         data = self._files.get(request.match_info["attachment_id"])
         if data is None:
             return web.Response(status=404, text="Not Found")

@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from sandbox.telegram_chats import ApiObject, ChatDirectory
-from sandbox.telegram_faults import FaultPlan, FloodControl
+from sandbox.telegram_faults import DOWNLOAD, MALFORMED_RESULT, FaultPlan, FloodControl
 from sandbox.telegram_files import FileStore, MediaUpdates
 from sandbox.telegram_methods import BotApiMethods
 from sandbox.telegram_poison import PROXY_PAGE, UpdateFaults
@@ -103,6 +103,8 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
             retry_seconds=webhook_retry_seconds,
         )
         self._stall_until = 0.0  # time.monotonic() until which getUpdates hangs
+        self.download_attempts = 0
+        """File downloads asked for, served or failed."""
         self._poll_generation = 0
         self._closing = False
         self._runner: web.AppRunner | None = None
@@ -339,6 +341,8 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
             return web.Response()  # never written: the connection is already gone
         if self._faults.take_html_body(method):
             return web.Response(text=PROXY_PAGE, content_type="text/html")
+        if self._faults.take_malformed(method):
+            return ok_response(MALFORMED_RESULT)
         fault = self._faults.take_fault(method, chat_id)
         if fault is not None:
             return fault.to_response()
@@ -357,6 +361,14 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
     async def _handle_file(self, request: web.Request) -> web.Response:
         if request.match_info["token"] != self.token:
             return ApiError(401, "Unauthorized").to_response()
+        self.download_attempts += 1
+        if self._faults.take_drop(DOWNLOAD):
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response()  # never written: the connection is already gone
+        fault = self._faults.take_fault(DOWNLOAD)
+        if fault is not None:
+            return fault.to_response()
         data = self.files.download(request.match_info["path"])
         if data is None:
             return ApiError(404, "Not Found").to_response()

@@ -13,6 +13,10 @@ from sandbox.telegram_wire import ApiError
 
 ANY_METHOD = "*"
 """Method name that makes a fault apply to whichever method is called next."""
+DOWNLOAD = "download"
+"""The name faults use for a file download (``/file/bot<token>/<path>``), beside methods."""
+MALFORMED_RESULT = "not an object"
+"""An "ok" answer's result of the wrong shape (a broken proxy or server)."""
 
 GLOBAL_MESSAGES_PER_SECOND = 30
 GROUP_MESSAGES_PER_MINUTE = 20
@@ -59,6 +63,7 @@ class FaultPlan:
         self._faults: dict[str, list[_Fault]] = {}
         self._drops: dict[tuple[str, int | None], int] = {}
         self._html_bodies: dict[str, int] = {}
+        self._malformed: dict[str, int] = {}
 
     def add_fault(
         self,
@@ -94,6 +99,15 @@ class FaultPlan:
         """Answer the next `count` calls of `method` with 200 and an HTML page."""
         key = method.lower()
         self._html_bodies[key] = self._html_bodies.get(key, 0) + count
+
+    def add_malformed(self, method: str, count: int) -> None:
+        """Answer the next `count` calls of `method` "ok" with a result of the wrong shape."""
+        key = method.lower()
+        self._malformed[key] = self._malformed.get(key, 0) + count
+
+    def take_malformed(self, method: str) -> bool:
+        """Whether this call gets a malformed result (consumes one)."""
+        return _take_one(self._malformed, method)
 
     def take_html_body(self, method: str) -> bool:
         """Whether this call is to be answered with an HTML page (consumes one)."""

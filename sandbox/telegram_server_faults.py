@@ -1,5 +1,8 @@
 """Faults of the emulated Bot API server itself (mixed into the emulator): error answers, dropped
-connections, a proxy's HTML page, a revoked token, a poll that hangs."""
+connections, a proxy's HTML page, a malformed result, a revoked token, a poll that hangs.
+
+File downloads take the same faults under the method name ``"download"``
+(:data:`sandbox.telegram_faults.DOWNLOAD`)."""
 
 from __future__ import annotations
 
@@ -47,6 +50,11 @@ class ServerFaults:
     def serve_html(self, method: str = GET_UPDATES, count: int = 1) -> None:
         """Answer the next `count` calls of `method` with 200 and an HTML page (a proxy's)."""
         self._faults.add_html_bodies(method, count)
+
+    def serve_malformed(self, method: str, count: int = 1) -> None:
+        """Answer the next `count` calls of `method` with ``{"ok": true}`` and a result of
+        the wrong shape, as a broken server or proxy might."""
+        self._faults.add_malformed(method, count)
 
     def revoke_token(self) -> None:
         """Revoke the bot's token, as @BotFather does: every call answers 401 from now on."""

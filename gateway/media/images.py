@@ -46,9 +46,12 @@ def prepare_image(data: bytes, *, max_edge: int, max_bytes: int) -> PreparedImag
                 raise UnreadableImage(f"{image.width}x{image.height} is too large to decode")
             mime = FORMAT_MIME.get(image.format or "")
             fits = max(image.size) <= max_edge and len(data) <= max_bytes
+            # Decoded even when kept as it is: a truncated or corrupt file whose header reads
+            # fine would otherwise reach the model API, be refused there, and stay in the
+            # session's history failing every later request.
+            image.load()
             if mime in IMAGE_MIME_TYPES and fits:
                 return PreparedImage(data, mime, image.width, image.height)
-            image.load()
             return _reencoded(image, max_edge, max_bytes)
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
         raise UnreadableImage(type(exc).__name__) from exc

@@ -48,4 +48,14 @@ class MediaItem:
 
 
 class MediaUnavailable(Exception):
-    """An attachment's bytes could not be fetched (gone, refused, or the platform failed)."""
+    """An attachment's bytes could not be fetched (gone, refused, or the platform failed).
+
+    ``reason`` is short, names the platform and holds no message text (it is logged and shown
+    to the user: "Telegram: file is too big"); ``transient`` says whether another attempt may
+    succeed (a 5xx, a dropped connection) or not (a file that is gone or too big).
+    """
+
+    def __init__(self, reason: str, *, transient: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.transient = transient

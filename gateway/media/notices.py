@@ -26,9 +26,22 @@ def too_large(item: MediaItem, size_mb: float, limit_mb: float) -> str:
     )
 
 
-def not_fetched(item: MediaItem) -> str:
-    """The platform did not hand over the file."""
-    return f"(I could not download {_name(item)}; please try sending it again.)"
+KIND_WORDS = {"photo": "photo", "image": "image", "document": "file", "voice": "voice message"}
+"""How a notice names an attachment that has no file name ("your photo")."""
+SIZE_WORDS = ("too big", "too large")
+"""Reasons after which a smaller file is worth suggesting."""
+
+
+def not_fetched(item: MediaItem, reason: str) -> str:
+    """The platform did not hand over the file (``reason``: short, the platform's words)."""
+    name = f'"{item.file_name}"' if item.file_name else f"your {KIND_WORDS.get(item.kind, 'file')}"
+    smaller = " or as a smaller file" if any(word in reason for word in SIZE_WORDS) else ""
+    return f"(Sorry, I couldn't download {name} ({reason}). Please send it again{smaller}.)"
+
+
+def not_read(item: MediaItem) -> str:
+    """Reading the file failed in a way nobody expected (it was logged for the operator)."""
+    return f"(Sorry, something went wrong while I read {_name(item)}; I answered without it.)"
 
 
 def not_kept(item: MediaItem) -> str:

@@ -8,12 +8,15 @@ their transcript. What cannot be read gets a short notice for the user instead, 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from agent.attachments import (
     PDF_MIME,
@@ -23,8 +26,9 @@ from agent.attachments import (
     placeholder_part,
 )
 from agent.model_table import ModelInfo
-from gateway.attachments import unsupported_reply
+from gateway.attachments import READABLE_WITHOUT_VOICE, unsupported_reply
 from gateway.config import MediaSettings
+from gateway.failures import failure_summary
 from gateway.inbound import InboundMessage
 from gateway.media import notices
 from gateway.media.blobs import BlobStore
@@ -87,6 +91,12 @@ IMAGE_EXTENSIONS = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp", 
 _PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
 """A page object in a PDF (``/Type /Page``, not ``/Pages``): a cheap page count."""
 MEGABYTE = 1024 * 1024
+FETCH_ATTEMPTS = 3
+"""Downloads tried per attachment when the platform fails transiently (5xx, a dropped
+connection): a blip is ridden out, a platform that is down costs the turn a few seconds."""
+FETCH_FIRST_BACKOFF = 0.5
+FETCH_MAX_BACKOFF = 4.0
+"""Seconds between download attempts: 0.5, then 1, doubling up to this."""
 
 
 @dataclass
@@ -103,12 +113,13 @@ class PreparedMedia:
             return text
         return [*self.parts, {"type": "text", "text": text}] if text else list(self.parts)
 
-    def replies_instead(self, unread_kinds: Sequence[str]) -> list[str]:
+    def replies_instead(self, unread_kinds: Sequence[str], readable: str) -> list[str]:
         """What to answer when nothing in the turn could be read: the notices, and what was
-        not supported (there is always at least one reply)."""
+        not supported (there is always at least one reply); ``readable`` says what the bot
+        does read."""
         replies = list(self.notices)
         if unread_kinds or not replies:
-            replies.append(unsupported_reply(unread_kinds))
+            replies.append(unsupported_reply(unread_kinds, readable))
         return replies
 
 
@@ -120,7 +131,10 @@ class MediaReader:
         settings: MediaSettings,
         model: ModelInfo | None = None,
         blobs: BlobStore | None = None,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        self._sleep = sleep
         self.settings = settings
         self.model = model
         """The main model: one that reads no images (or PDFs) gets placeholders instead."""
@@ -160,12 +174,34 @@ class MediaReader:
         if unread:
             prepared.notices.append(notices.model_cannot_read(model.id, unread))
 
+    def readable_text(self) -> str:
+        """What the bot reads, for the user: "text, photos, PDFs and text files" (voice
+        messages too when transcription is configured)."""
+        if self._transcriber is None:
+            return READABLE_WITHOUT_VOICE
+        return "text, photos, PDFs, text files and voice messages"
+
     async def aclose(self) -> None:
         """Release the transcription client."""
         if self._transcriber is not None:
             await self._transcriber.aclose()
 
     async def _read(
+        self,
+        item: MediaItem,
+        sent_at: float | None,
+        fetch: FetchFile,
+        limit_mb: float,
+        out: PreparedMedia,
+    ) -> None:
+        """One item read into ``out``: a part, or a notice, whatever goes wrong."""
+        try:
+            await self._read_item(item, sent_at, fetch, limit_mb, out)
+        except Exception as exc:  # never let one attachment sink the message
+            log.error("media %s not read: %s", item.kind, failure_summary(exc))
+            out.notices.append(notices.not_read(item))
+
+    async def _read_item(
         self,
         item: MediaItem,
         sent_at: float | None,
@@ -183,10 +219,10 @@ class MediaReader:
             out.notices.append(notices.too_large(item, item.size / MEGABYTE, limit_mb))
             return
         try:
-            data = await fetch(item)
+            data = await self._fetch(item, fetch)
         except MediaUnavailable as exc:
-            log.warning("media %s not fetched: %s", item.kind, exc)
-            out.notices.append(notices.not_fetched(item))
+            log.warning("media %s not fetched: %s", item.kind, exc.reason)
+            out.notices.append(notices.not_fetched(item, exc.reason))
             return
         if len(data) > limit_mb * MEGABYTE:  # the platform did not say its size
             out.notices.append(notices.too_large(item, len(data) / MEGABYTE, limit_mb))
@@ -196,6 +232,29 @@ class MediaReader:
         except OSError as exc:  # the blob folder: full disk, no permission
             log.error("media %s not kept: %s", item.kind, type(exc).__name__)
             out.notices.append(notices.not_kept(item))
+
+    async def _fetch(self, item: MediaItem, fetch: FetchFile) -> bytes:
+        """The item's bytes, retrying transient failures (see :data:`FETCH_ATTEMPTS`).
+
+        Raises :class:`MediaUnavailable`, also for an error the adapter did not foresee.
+        """
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(FETCH_ATTEMPTS),
+            wait=wait_exponential(multiplier=FETCH_FIRST_BACKOFF, max=FETCH_MAX_BACKOFF),
+            retry=retry_if_exception(lambda exc: getattr(exc, "transient", False)),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await fetch(item)
+        except MediaUnavailable:
+            raise
+        except Exception as exc:
+            log.error("media %s: fetch failed: %s", item.kind, failure_summary(exc))
+            raise MediaUnavailable(f"{type(exc).__name__}") from exc
+        raise AssertionError("unreachable: tenacity returns or raises")
 
     async def _convert(
         self, item: MediaItem, data: bytes, sent_at: float | None, out: PreparedMedia

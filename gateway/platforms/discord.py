@@ -72,6 +72,7 @@ FIND_SENT_LIMIT = 50
 """Messages read after the last known one when looking for a part a crash left in doubt."""
 SERVER_ERROR = 500
 TOO_MANY_REQUESTS = 429
+NOT_FOUND = 404
 
 
 class DiscordStartError(RuntimeError):
@@ -339,11 +340,15 @@ class DiscordAdapter(DiscordLiveReplies):
     async def fetch_file(self, item: MediaItem) -> bytes:
         """An attachment's bytes from its CDN URL, through discord.py's HTTP session."""
         if item.file_id is None:
-            raise MediaUnavailable("no attachment URL")
+            raise MediaUnavailable("Discord: the attachment has no URL")
         try:
             return await self.client.http.get_from_cdn(item.file_id)
-        except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
-            raise MediaUnavailable(f"discord: {type(exc).__name__}") from exc
+        except discord.HTTPException as exc:
+            transient = exc.status >= SERVER_ERROR or exc.status == TOO_MANY_REQUESTS
+            words = "the file is gone" if exc.status == NOT_FOUND else f"HTTP {exc.status}"
+            raise MediaUnavailable(f"Discord: {words}", transient=transient) from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise MediaUnavailable(f"Discord: {type(exc).__name__}", transient=True) from exc
 
     def _is_addressed(self, message: discord.Message, bot_id: int) -> bool:
         if any(user.id == bot_id for user in message.mentions):

@@ -24,8 +24,10 @@ from telegram.constants import ChatAction
 from telegram.error import (
     BadRequest,
     ChatMigrated,
+    EndPointNotFound,
     Forbidden,
     InvalidToken,
+    NetworkError,
     RetryAfter,
     TelegramError,
 )
@@ -80,6 +82,8 @@ with backoff doubling from 1 s to 30 s for at most ``gateway.delivery_retry_seco
 (600 s) from the first failure."""
 _FINAL_SEND_ERRORS = (Forbidden, BadRequest, ChatMigrated, InvalidToken)
 """A send refused for one of these will be refused again: the reply fails, it is not retried."""
+_FINAL_FETCH_ERRORS = (BadRequest, Forbidden, InvalidToken, EndPointNotFound)
+"""A download refused for one of these (a file gone or too big) is refused again."""
 _FORMATTING_ERRORS = ("can't parse entities", "message is too long")
 """Rejections of the formatted text after which the plain text (which fits) is sent instead."""
 DRAFT_UPDATE_SECONDS = 1.0
@@ -253,12 +257,15 @@ class TelegramAdapter(PlatformAdapter):
     async def fetch_file(self, item: MediaItem) -> bytes:
         """getFile, then the download (python-telegram-bot's own calls)."""
         if item.file_id is None:
-            raise MediaUnavailable("no file id")
+            raise MediaUnavailable("Telegram: the message named no file")
         try:
             file = await self.bot.get_file(item.file_id)
             return bytes(await file.download_as_bytearray())
         except TelegramError as exc:
-            raise MediaUnavailable(f"telegram: {type(exc).__name__}") from exc
+            raise media_failure(exc) from exc
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            # python-telegram-bot could not parse getFile's answer: asking again won't help.
+            raise MediaUnavailable("Telegram: unexpected answer for the file") from exc
 
     async def send_typing(self, target: DeliveryTarget) -> None:
         extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}
@@ -357,3 +364,13 @@ class TelegramAdapter(PlatformAdapter):
         if isinstance(error, TelegramError):
             return SendFailure(reason, transient=True)
         return super().classify_send_error(error)
+
+
+def media_failure(error: TelegramError) -> MediaUnavailable:
+    """What a failed getFile or download means: Telegram's own words for a refusal (a file
+    gone or too big, final), a transient failure for server errors, timeouts and floods."""
+    if isinstance(error, _FINAL_FETCH_ERRORS):
+        words = error.message or type(error).__name__
+        return MediaUnavailable(f"Telegram: {words[:1].lower()}{words[1:]}")
+    transient = isinstance(error, (NetworkError, RetryAfter))
+    return MediaUnavailable(f"Telegram: {type(error).__name__}", transient=transient)

@@ -1,12 +1,14 @@
-"""Quarantined updates (the dead-letter table): keeping them, counting them."""
+"""Quarantined updates (the dead-letter table): keeping them, counting them, and deleting
+them: those older than the retention period, and a forgotten user's."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Connection, Table, func, insert, select
+from sqlalchemy import Connection, Table, delete, func, insert, select
 
-from gateway.quarantine import DeadLetter
+from gateway.quarantine import DeadLetter, mentions_user
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.tables import DeadLetterRow, utcnow
 
@@ -48,3 +50,24 @@ class DeadLetterQueries(RepositoryBase):
             query = query.where(DeadLetterRow.platform == platform)
         async with self._reading() as session:
             return int(await session.scalar(query) or 0)
+
+    async def prune_dead_letters(self, before: datetime) -> int:
+        """Delete the updates quarantined before ``before``; returns how many."""
+
+        def prune(connection: Connection) -> int:
+            stale = delete(DeadLetterRow).where(DeadLetterRow.received_at < before)
+            return int(connection.execute(stale).rowcount or 0)
+
+        return await self._write(prune)
+
+
+def delete_users_dead_letters(connection: Connection, platform: str, user_id: str) -> int:
+    """Delete ``platform``'s quarantined updates that name ``user_id`` (as sender or quoted
+    author, where the raw update reads as JSON); returns how many (part of ``/forget``)."""
+    rows = connection.execute(
+        select(DeadLetterRow.id, DeadLetterRow.raw).where(DeadLetterRow.platform == platform)
+    ).all()
+    theirs = [int(row[0]) for row in rows if mentions_user(str(row[1]), user_id)]
+    if theirs:
+        connection.execute(delete(DeadLetterRow).where(DeadLetterRow.id.in_(theirs)))
+    return len(theirs)

@@ -4,7 +4,8 @@ A user's own conversations are the sessions they started in which nobody else ev
 (their private chat, their per-user group sessions); a group conversation shared with others
 stays, since it holds the others' messages too. With those sessions go their messages,
 attachments, compactions and usage rows; the user's usage rows elsewhere, their finished
-inbound records (raw text included) and the finished replies of their conversations go too.
+inbound records (raw text included), their quarantined updates and the finished replies of
+their conversations go too.
 Blob files no longer referenced by any attachment are returned for the caller to delete.
 Run-time access decisions (``/allow``) are the admins' and stay.
 """
@@ -17,6 +18,7 @@ from sqlalchemy import Connection, delete, exists, or_, select
 
 from gateway.store.records import REPLY_SENT, UNFINISHED_INBOUND_STATUSES
 from gateway.store.repository_base import RepositoryBase
+from gateway.store.repository_dead_letters import delete_users_dead_letters
 from gateway.store.tables import (
     ApiUsageRow,
     AttachmentRow,
@@ -50,6 +52,8 @@ class ForgetReport:
     usage_rows: int
     inbound: int
     unreferenced_blobs: list[str]
+    quarantined: int = 0
+    """Quarantined updates of theirs (raw payloads hold their text)."""
 
 
 SEARCH_TABLE = "lcm_messages_fts"
@@ -146,8 +150,15 @@ class ForgetQueries(RepositoryBase):
                     select(AttachmentRow.sha256).where(AttachmentRow.sha256.in_(blobs))
                 ).scalars()
             )
+            quarantined = delete_users_dead_letters(connection, platform, user_id)
             return ForgetReport(
-                sessions, messages, attachments, usage, inbound, sorted(blobs - still_used)
+                sessions,
+                messages,
+                attachments,
+                usage,
+                inbound,
+                sorted(blobs - still_used),
+                quarantined,
             )
 
         return await self._write(forget)
