@@ -2,10 +2,10 @@
 
 Resolution order for a name: ``"compressor"`` is always the built-in engine; then a plugin
 folder ``<project>/plugins/context_engine/<name>/``, then ``$HERMES_HOME/plugins/context_engine/
-<name>/``; then engines registered with :func:`agent.context_engine.register_context_engine`;
-then Python entry points in the ``hermes.context_engines`` group; otherwise the built-in engine,
-with a warning naming the unknown engine. Discovery only lists names: no plugin code runs until
-the configuration names it.
+<name>/``; then engines registered with
+:func:`agent.engines.context_engine.register_context_engine`; then Python entry points in the
+``hermes.context_engines`` group; otherwise the built-in engine, with a warning naming the unknown
+engine. Discovery only lists names: no plugin code runs until the configuration names it.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agent.compressor_factory import create_compressor
-from agent.context_compressor import ContextCompressor
-from agent.context_engine import ContextEngine, EngineContext, registered_engines
-from agent.plugin_migrations import PLUGIN_SUBDIR
+from agent.compressor.context_compressor import ContextCompressor
+from agent.compressor.factory import create_compressor
+from agent.engines.context_engine import ContextEngine, EngineContext, registered_engines
+from agent.engines.plugin_migrations import PLUGIN_SUBDIR
 
 log = logging.getLogger(__name__)
 

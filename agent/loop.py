@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from agent import reply_stream
-from agent.context_engine import ContextEngine
+from agent.engines.context_engine import ContextEngine
 from agent.prompt_caching import CachePolicy, MarkedHistory, cache_breakpoints
 from agent.providers.base import Provider
 from agent.tokens import cache_message_tokens
@@ -181,7 +181,7 @@ class AgentLoop:
 
     def take_compactions(self) -> list[CompactionResult]:
         """The compactions applied since the last call, each handed over once (the host tells
-        the user about them: gateway/compaction_notice.py)."""
+        the user about them: gateway/sessions/compaction_notice.py)."""
         taken, self._untold = self._untold, []
         return taken
 

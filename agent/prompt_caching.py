@@ -181,7 +181,7 @@ def caching_policy(provider: str, model: str, base_url: str | None, cache_ttl: s
     Enabled for Claude models called natively (provider "anthropic") and for Claude models
     reached through OpenRouter (provider "openrouter", or a base URL on openrouter.ai) in the
     content-part layout; disabled otherwise. ``cache_ttl`` is "5m", "1h" or "auto" (the
-    session chooses; see ``agent.session_policy``). Raises ValueError for any other TTL.
+    session chooses; see ``agent.policy.session_policy``). Raises ValueError for any other TTL.
     """
     if cache_ttl != AUTO_TTL:
         cache_marker(cache_ttl)  # validates the TTL

@@ -1,10 +1,10 @@
 """Benchmark: N private chats x M messages through the whole gateway, each answered exactly once.
 
 What is measured is the gateway process alone. This process runs everything of ours, for real:
-the :class:`~gateway.run.Gateway` with the real python-telegram-bot client, session workers, the
-agent loop and the SQLite store in a temporary directory. The far side runs in a second OS
-process (``bench/load_driver.py``): the Telegram emulator, the Anthropic emulator answering at
-once, and the simulated users, as Telegram's servers and the model API are remote in
+the :class:`~gateway.runtime.gateway.Gateway` with the real python-telegram-bot client, session
+workers, the agent loop and the SQLite store in a temporary directory. The far side runs in a
+second OS process (``bench/load_driver.py``): the Telegram emulator, the Anthropic emulator
+answering at once, and the simulated users, as Telegram's servers and the model API are remote in
 production. On 2 cores each process gets about one. Each chat writes like a person (the next
 message only after the reply to the previous one); all chats write at the same time.
 
@@ -50,11 +50,11 @@ from bench.load_driver import (
     SendingReport,
     peak_rss_mib,
 )
-from gateway import event_loop
-from gateway.app import open_app
-from gateway.config import Config, parse_config
-from gateway.event_loop import running_loop_name
-from gateway.run import Gateway
+from gateway.config.schema import Config, parse_config
+from gateway.runtime import event_loop
+from gateway.runtime.app import open_app
+from gateway.runtime.event_loop import running_loop_name
+from gateway.runtime.gateway import Gateway
 from gateway.store.db import default_database_url
 from gateway.store.writer import WriterStats
 

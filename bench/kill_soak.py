@@ -40,7 +40,7 @@ from bench.soak_checks import (
     message_text,
 )
 from bench.soak_checks import reply_text as soak_reply_text
-from gateway.config import parse_config
+from gateway.config.schema import parse_config
 from gateway.store.db import default_database_url, open_store
 from gateway.store.repository import Repository
 from sandbox.anthropic_api import AnthropicEmulator
@@ -156,7 +156,7 @@ class Daemon:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "gateway.cli",
+                "gateway.cli.main",
                 "gateway",
                 "run",
                 "--config",

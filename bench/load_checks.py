@@ -7,7 +7,7 @@ gateway stored (inbound records with their reply ids, user messages per session)
 from __future__ import annotations
 
 from bench.load_driver import BotMessage, reply_marker
-from gateway.app import App
+from gateway.runtime.app import App
 
 PLATFORM = "telegram"
 

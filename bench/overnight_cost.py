@@ -39,8 +39,8 @@ from typing import Any
 from bench.gateway_load import percentiles
 from bench.overnight_replay import MAIN_MODEL, PolicyRun, ReplayResult, replay
 from bench.transcripts import TranscriptSet, TranscriptSpec, generate
-from gateway import event_loop
-from gateway.config import CompressionSettings, PromptCachingSettings
+from gateway.config.schema import CompressionSettings, PromptCachingSettings
+from gateway.runtime import event_loop
 
 DEFAULT_SEED = 7
 WINDOWS = (32_000, 200_000)

@@ -1,11 +1,11 @@
 """One replay of a transcript set through the real daemon, under one policy and one window.
 
-Everything of ours runs for real in this process: the :class:`~gateway.run.Gateway` with the
-real python-telegram-bot client polling the Telegram emulator, session workers, the agent loop,
-compaction and a SQLite store in a temporary directory. The model is the Anthropic emulator,
-whose cache accounting runs on a clock set to each message's transcript time before it is sent
-(the message also carries that time as its Telegram ``date``), and whose replies are scripted
-(:mod:`bench.overnight_model`).
+Everything of ours runs for real in this process: the
+:class:`~gateway.runtime.gateway.Gateway` with the real python-telegram-bot client polling the
+Telegram emulator, session workers, the agent loop, compaction and a SQLite store in a temporary
+directory. The model is the Anthropic emulator, whose cache accounting runs on a clock set to each
+message's transcript time before it is sent (the message also carries that time as its Telegram
+``date``), and whose replies are scripted (:mod:`bench.overnight_model`).
 
 Messages are sent one at a time in time order over all conversations. After each reply the
 replay waits until the daemon is quiet (the session's turn closed, no model request running,
@@ -29,9 +29,9 @@ from bench.gateway_load import MODEL_KEY_ENV, TELEGRAM_TOKEN_ENV
 from bench.overnight_costs import CostBreakdown, breakdown, is_summary
 from bench.overnight_model import ScriptedModel, summary_references
 from bench.transcripts import TranscriptSet, Turn
-from gateway.app import App, open_app
-from gateway.config import parse_config
-from gateway.run import Gateway
+from gateway.config.schema import parse_config
+from gateway.runtime.app import App, open_app
+from gateway.runtime.gateway import Gateway
 from gateway.store.db import default_database_url
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.anthropic_records import TrafficTotals

@@ -18,16 +18,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agent.context_compressor import ContextCompressor
+from agent.compressor.context_compressor import ContextCompressor
 from agent.loop import AgentLoop, LoopSettings
 from agent.prompt_caching import MarkedHistory, caching_policy
-from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
+from agent.providers.anthropic.wire import AnthropicWireHistory, full_body
 from agent.providers.base import Provider, ProviderName
 from agent.providers.wire_body import WireBody
 from agent.tokens import cache_message_tokens
 from agent.tools import build_registry
 from agent.types import Message, ModelResponse
-from gateway.hygiene import needs_hygiene
+from gateway.sessions.hygiene import needs_hygiene
 
 CONTEXT_LENGTH = 10_000_000  # large enough that nothing compacts: we time the checks alone
 MODEL = "claude-sonnet-4-5"

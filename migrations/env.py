@@ -12,7 +12,7 @@ Two ways in:
 ``render_as_batch`` makes ALTERs work on SQLite by copying the table; the naming convention on
 the metadata gives every constraint a stable name for that copy.
 
-A plugin's own chain (:mod:`agent.plugin_migrations`) runs through this environment too: the
+A plugin's own chain (:mod:`agent.engines.plugin_migrations`) runs through this environment too: the
 daemon points ``version_locations`` at the plugin's folder and names the plugin's version table
 in ``config.attributes["version_table"]``.
 """

@@ -33,13 +33,13 @@ def build_provider(
     importing the agent does not pay for both.
     """
     if kind == "anthropic":
-        from agent.providers.anthropic import AnthropicProvider
+        from agent.providers.anthropic.provider import AnthropicProvider
 
         return AnthropicProvider(
             model, api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
         )
     if kind in ("openrouter", "openai_compat"):
-        from agent.providers.openai_compat import OpenAICompatProvider
+        from agent.providers.openai.provider import OpenAICompatProvider
 
         return OpenAICompatProvider(
             model,

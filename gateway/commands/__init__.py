@@ -19,8 +19,8 @@ from gateway.commands.registry import (
 )
 
 if TYPE_CHECKING:
-    from gateway.session_runtime import SessionAddress
-    from gateway.sessions import SessionManager
+    from gateway.sessions.manager import SessionManager
+    from gateway.sessions.runtime import SessionAddress
 
 __all__ = [
     "Command",

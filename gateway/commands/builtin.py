@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from agent.prompt_caching import caching_status_line
+from gateway.commands.forget import FORGET_COMMAND
 from gateway.commands.model import MODEL_COMMAND
 from gateway.commands.registry import CommandContext, CommandSpec
 from gateway.commands.users import USER_COMMANDS, everyones_usage_text, my_usage_text
-from gateway.compaction_notice import last_compaction_line
-from gateway.forget import FORGET_COMMAND
-from gateway.reports import status_text
-from gateway.usage_report import usage_report
+from gateway.reports.totals import status_text
+from gateway.reports.usage import usage_report
+from gateway.sessions.compaction_notice import last_compaction_line
 
 STOPPED_TEXT = "Stopped. The answer in progress was cancelled."
 NOTHING_RUNNING_TEXT = "Nothing is running."

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from agent.model_table import ModelInfo
 from gateway.commands.registry import CommandContext, CommandSpec
-from gateway.model_choice import UnknownModelError
+from gateway.sessions.model_choice import UnknownModelError
 
 SWITCHED_TEXT = (
     "Switched this chat to {name} ({window} context). The conversation goes on; the first "

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from gateway.session_runtime import SessionAddress
-    from gateway.sessions import SessionManager
+    from gateway.sessions.manager import SessionManager
+    from gateway.sessions.runtime import SessionAddress
 
 _CALL = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@(\S*))?(?:\s+(.*))?", re.DOTALL)
 """``/name``, optionally ``@bot`` (Telegram groups), then the argument after whitespace."""

@@ -8,10 +8,10 @@ the same from the shell.
 
 from __future__ import annotations
 
-from gateway.allowlist import UserEntry
 from gateway.commands.registry import CommandContext, CommandSpec
 from gateway.store.repository_users import Access, SpendRow
-from gateway.user_access import day_start, month_start
+from gateway.users.access import day_start, month_start
+from gateway.users.allowlist import UserEntry
 
 USAGE_TEXT = "Usage: /{name} USER_ID or /{name} @username"
 DONE_TEXT = {

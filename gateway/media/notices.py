@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent.attachments import AttachmentRef
-from gateway.media.items import MediaItem
+from gateway.messages.media_items import MediaItem
 
 NO_TRANSCRIPTION = (
     "(I can't listen to voice or audio messages here: transcription is not configured. "

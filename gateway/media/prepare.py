@@ -26,15 +26,15 @@ from agent.attachments import (
     placeholder_part,
 )
 from agent.model_table import ModelInfo
-from gateway.attachments import READABLE_WITHOUT_VOICE, unsupported_reply
-from gateway.config import MediaSettings
-from gateway.failures import failure_summary
-from gateway.inbound import InboundMessage
+from gateway.config.schema import MediaSettings
 from gateway.media import notices
 from gateway.media.blobs import BlobStore
 from gateway.media.images import UnreadableImage, prepare_image
-from gateway.media.items import AUDIO, DOCUMENT, PHOTO, VOICE, MediaItem, MediaUnavailable
 from gateway.media.transcribe import Transcriber, TranscriptionFailed
+from gateway.messages.attachments import READABLE_WITHOUT_VOICE, unsupported_reply
+from gateway.messages.failures import failure_summary
+from gateway.messages.inbound import InboundMessage
+from gateway.messages.media_items import AUDIO, DOCUMENT, PHOTO, VOICE, MediaItem, MediaUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """What every platform adapter offers the runner: start, stop, send (split), typing.
 
 An adapter owns its platform's client and wire formats; what crosses to the runner is an
-:class:`~gateway.inbound.InboundMessage` (through the callback given to :meth:`start`) and
+:class:`~gateway.messages.inbound.InboundMessage` (through the callback given to :meth:`start`) and
 plain reply text (through :meth:`send_part`).
 """
 
@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from gateway.commands import CommandRegistry, default_registry
-from gateway.inbound import InboundMessage
-from gateway.media.items import MediaItem, MediaUnavailable
-from gateway.quarantine import DeadLetter, QuarantineCallback
-from gateway.text_split import split_message
+from gateway.messages.inbound import InboundMessage
+from gateway.messages.media_items import MediaItem, MediaUnavailable
+from gateway.messages.quarantine import DeadLetter, QuarantineCallback
+from gateway.text.split import split_message
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,8 @@ class SendFailure:
 
 @dataclass(frozen=True, slots=True)
 class LiveMode:
-    """How a reply is shown in one chat while the model writes it (:mod:`gateway.live_reply`)."""
+    """How a reply is shown in one chat while the model writes it
+    (:mod:`gateway.delivery.live_reply`)."""
 
     drafts: bool
     """The growing end of the reply is an ephemeral draft (:meth:`PlatformAdapter.send_draft`,

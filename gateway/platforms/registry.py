@@ -2,7 +2,7 @@
 
 A :class:`PlatformSpec` names a platform (its session keys, inbound rows and
 ``platforms.<name>`` settings section), its settings model (a
-:class:`~gateway.settings_base.PlatformSection`; the common settings alone when it has none of
+:class:`~gateway.settings.sections.PlatformSection`; the common settings alone when it has none of
 its own) and where its adapter class lives. The configuration's ``platforms`` section is built
 from this registry (:meth:`PlatformRegistry.settings_model`), so a platform's settings are
 validated, documented by their errors (``platforms.<name>.<key>: ...``) and defaulted like every
@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, create_model
 
-from gateway.platforms.discord_settings import DiscordSettings
-from gateway.platforms.telegram_settings import TelegramSettings
-from gateway.settings_base import PlatformSection, Section
+from gateway.platforms.discord.settings import DiscordSettings
+from gateway.platforms.telegram.settings import TelegramSettings
+from gateway.settings.sections import PlatformSection, Section
 
 if TYPE_CHECKING:
-    from gateway.config import Config
+    from gateway.config.schema import Config
     from gateway.platforms.base import PlatformAdapter
 
 
@@ -72,8 +72,8 @@ class PlatformSpec:
 
     def build_adapter(self, config: Config) -> PlatformAdapter:
         """Import the adapter's module and construct it; reads the token from the environment
-        (:class:`~gateway.config.MissingSecretError` when it is not set)."""
-        from gateway.config import require_secret
+        (:class:`~gateway.config.schema.MissingSecretError` when it is not set)."""
+        from gateway.config.schema import require_secret
 
         settings = self.settings(config)
         token = require_secret(settings.token_env, f"the {self.title} bot token")
@@ -156,8 +156,8 @@ PLATFORMS.register(
     PlatformSpec(
         "telegram",
         "Telegram",
-        "gateway.platforms.telegram:TelegramAdapter",
-        probe="gateway.doctor_probes:probe_telegram",
+        "gateway.platforms.telegram.adapter:TelegramAdapter",
+        probe="gateway.cli.doctor_probes:probe_telegram",
         settings_class=TelegramSettings,
     )
 )
@@ -165,8 +165,8 @@ PLATFORMS.register(
     PlatformSpec(
         "discord",
         "Discord",
-        "gateway.platforms.discord:DiscordAdapter",
-        probe="gateway.doctor_probes:probe_discord",
+        "gateway.platforms.discord.adapter:DiscordAdapter",
+        probe="gateway.cli.doctor_probes:probe_discord",
         settings_class=DiscordSettings,
     )
 )

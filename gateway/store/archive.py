@@ -1,5 +1,5 @@
 """The store as context engines see it: :class:`StoreArchive` implements
-:class:`agent.message_archive.MessageArchive`.
+:class:`agent.engines.message_archive.MessageArchive`.
 
 Engines (plugins included) get this object instead of the repository: they read messages by
 session, range and id, search them, and keep their own tables through
@@ -16,8 +16,14 @@ from typing import Any, cast
 
 from sqlalchemy import select
 
-from agent.message_archive import ArchivedMessage, MessageHit, MessageKind, RecordJob, SkipHit
-from agent.text_search import prepare_search
+from agent.engines.message_archive import (
+    ArchivedMessage,
+    MessageHit,
+    MessageKind,
+    RecordJob,
+    SkipHit,
+)
+from agent.engines.text_search import prepare_search
 from gateway.store.records import MessageRecord
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.repository_messages import message_record
@@ -45,7 +51,7 @@ LIMIT :limit"""
 
 
 class StoreArchive(RepositoryBase):
-    """The :class:`~agent.message_archive.MessageArchive` over one open store."""
+    """The :class:`~agent.engines.message_archive.MessageArchive` over one open store."""
 
     @property
     def dialect_name(self) -> str:

@@ -2,7 +2,7 @@
 
 The schema is owned by the alembic revisions in ``migrations/`` (core) and by each context-engine
 plugin's own chain (``plugins/context_engine/<name>/migrations/``, see
-:mod:`agent.plugin_migrations`); :func:`open_store` brings any database up to the newest
+:mod:`agent.engines.plugin_migrations`); :func:`open_store` brings any database up to the newest
 revisions, core first, before handing out a :class:`Store`, so the daemon, the CLI and the tests
 all run against the same schema. Upgrading an up-to-date database does nothing.
 """
@@ -27,8 +27,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.pool import NullPool
 
-from agent.plugin_migrations import PluginMigrations, find_plugin_migrations
-from gateway.config import hermes_home
+from agent.engines.plugin_migrations import PluginMigrations, find_plugin_migrations
+from gateway.config.schema import hermes_home
 from gateway.store.locations import DATABASE_FILE_NAME as DATABASE_FILE_NAME
 from gateway.store.locations import MIGRATIONS_DIR, VERSION_LOCATIONS
 from gateway.store.locations import database_url as database_url
@@ -127,7 +127,7 @@ def create_store_engine(url: str) -> AsyncEngine:
 
 def store_plugins() -> list[PluginMigrations]:
     """The plugin chains run on every store: the project's plugin folders, then
-    ``$HERMES_HOME``'s (see :mod:`agent.plugin_migrations`)."""
+    ``$HERMES_HOME``'s (see :mod:`agent.engines.plugin_migrations`)."""
     return find_plugin_migrations((PROJECT_ROOT, hermes_home()))
 
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 import migrations
-from gateway.config import hermes_home
+from gateway.config.schema import hermes_home
 
 if TYPE_CHECKING:
-    from gateway.config import Config
+    from gateway.config.schema import Config
 
 DATABASE_FILE_NAME = "hermes.db"
 """The SQLite file under ``$HERMES_HOME`` when ``database.url`` is not configured."""

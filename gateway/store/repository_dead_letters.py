@@ -8,7 +8,7 @@ from typing import cast
 
 from sqlalchemy import Connection, Table, delete, func, insert, select
 
-from gateway.quarantine import DeadLetter, mentions_user
+from gateway.messages.quarantine import DeadLetter, mentions_user
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.tables import DeadLetterRow, utcnow
 

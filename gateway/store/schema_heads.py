@@ -94,6 +94,7 @@ async def is_at_head(
     engine: AsyncEngine, locations: Iterable[Path], version_table: str = VERSION_TABLE
 ) -> bool:
     """Whether ``version_table`` records exactly the head revisions of ``locations`` (a
-    plugin's own chain has a version table of its own, see :mod:`agent.plugin_migrations`)."""
+    plugin's own chain has a version table of its own, see
+    :mod:`agent.engines.plugin_migrations`)."""
     heads = script_heads(locations)
     return heads is not None and await database_heads(engine, version_table) == heads

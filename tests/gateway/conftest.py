@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from gateway.app import open_app
-from gateway.config import Config, parse_config
-from gateway.platforms.telegram import TelegramAdapter
-from gateway.run import Gateway
+from gateway.config.schema import Config, parse_config
+from gateway.platforms.telegram.adapter import TelegramAdapter
+from gateway.runtime.app import open_app
+from gateway.runtime.gateway import Gateway
 from gateway.store.db import default_database_url
 from gateway.store.records import UNFINISHED_INBOUND_STATUSES, InboundRecord
 from sandbox.anthropic_api import AnthropicEmulator

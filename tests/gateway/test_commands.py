@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.app import open_app
 from gateway.commands import CommandContext, CommandSpec, default_registry
-from gateway.run import Gateway
+from gateway.runtime.app import open_app
+from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, GatewayFactory, gateway_config, settled_inbound

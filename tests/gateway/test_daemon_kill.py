@@ -26,7 +26,7 @@ async def start_daemon(config_path: Path, log_path: Path) -> asyncio.subprocess.
         return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "gateway.cli",
+            "gateway.cli.main",
             "gateway",
             "run",
             "--config",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from gateway.daemon import EXIT_NO_ADAPTER_LEFT
+from gateway.runtime.daemon import EXIT_NO_ADAPTER_LEFT
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, TELEGRAM_TOKEN_ENV, gateway_config

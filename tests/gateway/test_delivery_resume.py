@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from telegram import Bot
 
-from gateway.app import App, open_app
-from gateway.inbound import InboundMessage
-from gateway.markdown_render import TELEGRAM_PARSE_MODE, markdown_to_telegram
+from gateway.messages.inbound import InboundMessage
+from gateway.runtime.app import App, open_app
 from gateway.store.records import InboundLink
+from gateway.text.markdown import TELEGRAM_PARSE_MODE, markdown_to_telegram
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
 from sandbox.telegram_api import TelegramEmulator

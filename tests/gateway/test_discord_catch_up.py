@@ -14,7 +14,7 @@ import logging
 import aiohttp
 import pytest
 
-from gateway.run import MESSAGE_SEPARATOR, Gateway
+from gateway.runtime.gateway import MESSAGE_SEPARATOR, Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
 from tests.gateway.conftest import GENERAL_ID, GUILD_ID, GatewayFactory, settled_inbound
@@ -25,7 +25,7 @@ DM_ID = 700000000000000030
 BOB_DM_ID = 700000000000000040
 ALICE_ID = 1001
 BOB_ID = 1002
-CATCH_UP_LOGGER = "gateway.platforms.discord"
+CATCH_UP_LOGGER = "gateway.platforms.discord.adapter"
 CAUGHT_UP_TEXT = "caught up on"
 WAIT_S = 10.0
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from gateway.platforms.discord import INTENT_HELP, DiscordStartError
+from gateway.platforms.discord.adapter import INTENT_HELP, DiscordStartError
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
 from tests.gateway.conftest import GENERAL_ID, GUILD_ID, THREAD_ID, GatewayFactory

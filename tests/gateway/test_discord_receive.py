@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from gateway.platforms.discord import DiscordAdapter
-from gateway.run import Gateway
+from gateway.platforms.discord.adapter import DiscordAdapter
+from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
 from sandbox.discord_attachments import attachment

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.doctor import run_doctor
+from gateway.cli.doctor import run_doctor
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
 from sandbox.telegram_api import TelegramEmulator

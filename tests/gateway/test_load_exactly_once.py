@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.run import Gateway
+from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import GatewayFactory

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from gateway.run import Gateway
+from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
 from sandbox.telegram_api import TelegramEmulator
@@ -52,7 +52,9 @@ def user_blocks(anthropic: AnthropicEmulator) -> list[dict[str, Any]]:
 async def nothing_pending(gateway: Gateway, platform: str) -> None:
     """Wait until every inbound message of ``platform`` is finished (a state, not a sleep)."""
     async with asyncio.timeout(WAIT):
-        while await gateway.app.repo.pending_inbound(platform):
+        while True:
+            if not await gateway.app.repo.pending_inbound(platform):
+                return
             await asyncio.sleep(0.02)
 
 

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.context_compressor import ContextCompressor
-from gateway.session_runtime import SessionAddress
+from agent.compressor.context_compressor import ContextCompressor
+from gateway.sessions.runtime import SessionAddress
 from sandbox.clock import ManualClock
 from sandbox.discord_api import DiscordEmulator
 from sandbox.telegram_api import TelegramEmulator

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gateway.app import open_app
-from gateway.compaction_notice import WINDOW_NOTICE
-from gateway.config import Config
-from gateway.run import Gateway
+from gateway.config.schema import Config
+from gateway.runtime.app import open_app
+from gateway.runtime.gateway import Gateway
+from gateway.sessions.compaction_notice import WINDOW_NOTICE
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, gateway_config, message_key, settled_inbound

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gateway.app import open_app
-from gateway.config import ConfigError, parse_config
-from gateway.doctor import run_doctor
+from gateway.cli.doctor import run_doctor
+from gateway.config.schema import ConfigError, parse_config
 from gateway.platforms.registry import PLATFORMS, PlatformSpec
-from gateway.run import Gateway
+from gateway.runtime.app import open_app
+from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from tests.fixtures.memo_platform import MemoAdapter, MemoSettings
 from tests.gateway.conftest import gateway_config

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.app import open_app
-from gateway.inbound import InboundMessage
+from gateway.messages.inbound import InboundMessage
+from gateway.runtime.app import open_app
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, GatewayFactory, gateway_config, settled_inbound

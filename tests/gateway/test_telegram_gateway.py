@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.run import STOPPED_TEXT, Gateway
-from gateway.session_runtime import SessionAddress
-from gateway.text_split import TELEGRAM_MESSAGE_LIMIT, utf16_len
+from gateway.runtime.gateway import STOPPED_TEXT, Gateway
+from gateway.sessions.runtime import SessionAddress
+from gateway.text.split import TELEGRAM_MESSAGE_LIMIT, utf16_len
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, GatewayFactory, settled_inbound

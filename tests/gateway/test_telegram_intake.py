@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 from telegram import Bot
 
-from gateway.inbound import InboundMessage
-from gateway.platforms.telegram_intake import (
+from gateway.messages.inbound import InboundMessage
+from gateway.messages.quarantine import DeadLetter
+from gateway.platforms.telegram.intake import (
     POISON_ATTEMPTS,
     MessageReader,
     PoisonUpdate,
     UpdateIntake,
     parse_update,
 )
-from gateway.quarantine import DeadLetter
 from sandbox.telegram_api import TelegramEmulator
 
 ALICE = 42

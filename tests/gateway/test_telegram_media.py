@@ -17,9 +17,9 @@ import pytest
 from PIL import Image
 
 from agent.attachments import message_attachments
-from gateway.attachments import KIND_NAMES
-from gateway.config import hermes_home
+from gateway.config.schema import hermes_home
 from gateway.media.blobs import BlobStore
+from gateway.messages.attachments import KIND_NAMES
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from sandbox.transcription_api import TranscriptionEmulator

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from gateway.app import QUIET_LIBRARIES
-from gateway.daemon import EXIT_NO_ADAPTER_LEFT, run_gateway
-from gateway.run import Gateway
+from gateway.runtime.app import QUIET_LIBRARIES
+from gateway.runtime.daemon import EXIT_NO_ADAPTER_LEFT, run_gateway
+from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from sandbox.telegram_poison import PROXY_PAGE

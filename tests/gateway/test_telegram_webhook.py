@@ -16,8 +16,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from gateway.config import ConfigError
-from gateway.platforms.telegram_webhook import SECRET_HEADER, public_webhook_url, webhook_secret
+from gateway.config.schema import ConfigError
+from gateway.platforms.telegram.webhook import SECRET_HEADER, public_webhook_url, webhook_secret
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import (

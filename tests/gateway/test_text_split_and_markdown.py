@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.markdown_render import markdown_to_telegram
-from gateway.text_split import split_message, utf16_len
+from gateway.text.markdown import markdown_to_telegram
+from gateway.text.split import split_message, utf16_len
 from sandbox.telegram_markdown import parse_markdown_v2
 
 

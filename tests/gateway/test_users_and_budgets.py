@@ -10,11 +10,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from gateway.allowlist import REFUSAL_TEXT
-from gateway.app import open_app
-from gateway.config import Config
-from gateway.run import Gateway
-from gateway.user_access import DAILY_REFUSAL, day_start
+from gateway.config.schema import Config
+from gateway.runtime.app import open_app
+from gateway.runtime.gateway import Gateway
+from gateway.users.access import DAILY_REFUSAL, day_start
+from gateway.users.allowlist import REFUSAL_TEXT
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, gateway_config, message_key, settled_inbound

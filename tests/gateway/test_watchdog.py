@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gateway.platforms.telegram import TelegramAdapter
+from gateway.platforms.telegram.adapter import TelegramAdapter
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, GatewayFactory, telegram_adapter
 

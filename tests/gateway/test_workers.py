@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.workers import SessionWorkers
+from gateway.runtime.workers import SessionWorkers
 
 
 async def test_items_arriving_during_a_batch_are_merged_into_the_next_and_idle_workers_exit() -> (

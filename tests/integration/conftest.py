@@ -68,7 +68,7 @@ async def run_cli(*args: str, stdin: str = "", limit: float = 240.0) -> CliResul
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "gateway.cli",
+        "gateway.cli.main",
         *args,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,

@@ -9,10 +9,10 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from agent.session_clock import ElapsedTime
-from gateway.app import App, open_app
-from gateway.config import parse_config
-from gateway.session_runtime import SessionAddress, SessionRuntime
+from agent.policy.session_clock import ElapsedTime
+from gateway.config.schema import parse_config
+from gateway.runtime.app import App, open_app
+from gateway.sessions.runtime import SessionAddress, SessionRuntime
 from gateway.store.records import CompactionRecord
 from sandbox.anthropic_api import AnthropicEmulator
 

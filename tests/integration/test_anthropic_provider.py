@@ -11,7 +11,7 @@ import pytest
 
 from agent.prompt_caching import apply_anthropic_cache_control
 from agent.providers import build_provider
-from agent.providers.anthropic import AnthropicProvider
+from agent.providers.anthropic.provider import AnthropicProvider
 from agent.types import IncompleteResponseError, PromptTooLongError, ProviderError
 from sandbox.anthropic_api import AnthropicEmulator
 

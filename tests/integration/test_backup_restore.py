@@ -6,8 +6,8 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from gateway.daemon_lock import DaemonLock, DaemonRunningError
-from gateway.session_runtime import SessionAddress
+from gateway.runtime.daemon_lock import DaemonLock, DaemonRunningError
+from gateway.sessions.runtime import SessionAddress
 from sandbox.anthropic_api import AnthropicEmulator
 from tests.integration.conftest import read_jsonl, run_cli, write_config
 from tests.integration.policy_support import ADDRESS, WAIT, AppFactory

@@ -17,10 +17,10 @@ from agent.model_table import (
     CACHE_WRITE_1H_MULTIPLIER,
     CACHE_WRITE_5M_MULTIPLIER,
 )
-from gateway.app import App, open_app
 from gateway.commands import Command, run_local
-from gateway.config import parse_config
-from gateway.session_runtime import SessionAddress
+from gateway.config.schema import parse_config
+from gateway.runtime.app import App, open_app
+from gateway.sessions.runtime import SessionAddress
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.anthropic_records import RequestRecord
 

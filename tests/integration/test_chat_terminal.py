@@ -97,7 +97,7 @@ async def _chat(tmp_path: Path, emulator: AnthropicEmulator) -> Terminal:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "gateway.cli",
+        "gateway.cli.main",
         "chat",
         "--config",
         str(config),

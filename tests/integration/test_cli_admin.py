@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from gateway.quarantine import DeadLetter
+from gateway.messages.quarantine import DeadLetter
 from gateway.store import Repository, open_store
 from tests.integration.conftest import run_cli, write_config
 
@@ -99,7 +99,7 @@ async def test_sessions_usage_prints_the_usage_report_with_where_the_money_went(
 
 def test_version_names_the_installed_distribution() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "--version"], capture_output=True, text=True
+        [sys.executable, "-m", "gateway.cli.main", "--version"], capture_output=True, text=True
     )
     assert done.returncode == 0
     assert re.fullmatch(r"hermes \d+\.\d+\.\d+\S*\n", done.stdout)
@@ -111,7 +111,7 @@ def test_a_reader_that_went_away_ends_a_command_quietly(tmp_path) -> None:
     os.close(read_end)  # like `| head` that has already exited: every write fails with EPIPE
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "gateway.cli", "config", "check", "--config", str(config)],
+            [sys.executable, "-m", "gateway.cli.main", "config", "check", "--config", str(config)],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
-from agent.compaction_boundaries import is_summary_message
-from agent.compaction_scheduler import CompactionScheduler
+from agent.compressor.boundaries import is_summary_message
+from agent.policy.scheduler import CompactionScheduler
 from sandbox.anthropic_api import AnthropicEmulator
 from tests.integration.policy_support import (
     ADDRESS,

@@ -11,7 +11,7 @@ import pytest
 
 from agent.prompt_caching import apply_anthropic_cache_control
 from agent.providers import build_provider
-from agent.providers.openai_compat import OpenAICompatProvider
+from agent.providers.openai.provider import OpenAICompatProvider
 from agent.types import PromptTooLongError, ProviderError
 from sandbox.openai_api import OpenAIEmulator
 

@@ -27,7 +27,7 @@ def _imported_after(code: str, home: Path) -> set[str]:
 
 def test_help_imports_none_of_the_heavy_libraries(offline_env: Path) -> None:
     code = (
-        "import contextlib\nfrom gateway.cli import main\n"
+        "import contextlib\nfrom gateway.cli.main import main\n"
         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(None):\n"
         "    main(['--help'])"
     )
@@ -38,13 +38,13 @@ def test_listing_sessions_of_an_up_to_date_database_needs_no_sdk_and_no_alembic(
     offline_env: Path,
 ) -> None:
     subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "db", "upgrade"],
+        [sys.executable, "-m", "gateway.cli.main", "db", "upgrade"],
         env={**os.environ, "HERMES_HOME": str(offline_env)},
         check=True,
         capture_output=True,
     )
     imported = _imported_after(
-        "from gateway.cli import main\nmain(['sessions', 'list'])", offline_env
+        "from gateway.cli.main import main\nmain(['sessions', 'list'])", offline_env
     )
     assert imported.isdisjoint({"anthropic", "openai", "alembic", "telegram", "discord"})
     # An up-to-date SQLite file is even listed without SQLAlchemy (gateway/store/sqlite_listing).
@@ -54,8 +54,8 @@ def test_listing_sessions_of_an_up_to_date_database_needs_no_sdk_and_no_alembic(
 def test_a_chat_session_opens_before_the_model_sdk_is_imported(offline_env: Path) -> None:
     code = (
         "import asyncio, sys\n"
-        "from gateway.app import open_app\nfrom gateway.chat import cli_address\n"
-        "from gateway.config import load_config\n"
+        "from gateway.runtime.app import open_app\nfrom gateway.cli.chat import cli_address\n"
+        "from gateway.config.schema import load_config\n"
         "async def main():\n"
         "    async with open_app(load_config(None)) as app:\n"
         "        await app.sessions.get(cli_address('local'))\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.session_runtime import SessionRuntime
+from gateway.sessions.runtime import SessionRuntime
 from sandbox.anthropic_api import AnthropicEmulator
 from tests.integration.policy_support import (
     ADDRESS,

@@ -12,12 +12,12 @@ import pytest
 
 from agent.types import COLD_TRIGGERS
 from bench.overnight_costs import breakdown
-from gateway.app import open_app
 from gateway.commands import Command, run_local
-from gateway.config import parse_config
-from gateway.session_runtime import SessionAddress
+from gateway.config.schema import parse_config
+from gateway.reports.usage import BUCKET_LABELS, policy_savings, spend
+from gateway.runtime.app import open_app
+from gateway.sessions.runtime import SessionAddress
 from gateway.store.records import UsageTotals
-from gateway.usage_report import BUCKET_LABELS, policy_savings, spend
 from sandbox.anthropic_api import AnthropicEmulator
 
 KEY_ENV = "HERMES_TEST_USAGE_KEY"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agent.attachments import AttachmentRef, attachment_part, message_attachments
-from agent.context_engine import EngineContext
 from agent.engine_loader import load_context_engine
+from agent.engines.context_engine import EngineContext
 from agent.tokens import cache_message_tokens, count_text_tokens
 from agent.types import ProviderError
 from gateway.store.archive import StoreArchive

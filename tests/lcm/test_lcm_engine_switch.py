@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.context_engine import EngineContext
 from agent.engine_loader import load_context_engine
+from agent.engines.context_engine import EngineContext
 from gateway.store.archive import StoreArchive
 from gateway.store.db import open_store
 from gateway.store.repository import Repository

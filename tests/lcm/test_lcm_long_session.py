@@ -9,8 +9,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from agent.context_engine import EngineContext
 from agent.engine_loader import load_context_engine
+from agent.engines.context_engine import EngineContext
 from gateway.store.archive import StoreArchive
 from gateway.store.db import open_store
 from gateway.store.repository import Repository

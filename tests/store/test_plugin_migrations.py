@@ -11,7 +11,7 @@ from typing import TypeVar
 from alembic import command
 from sqlalchemy import Connection, inspect, text
 
-from agent.plugin_migrations import PluginMigrations, find_plugin_migrations
+from agent.engines.plugin_migrations import PluginMigrations, find_plugin_migrations
 from gateway.store import Repository, open_store
 from gateway.store.db import PROJECT_ROOT, alembic_config, create_store_engine, store_plugins
 from tests.lcm.test_lcm_engine import build, compact, good_model, new_session

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Connection, text
 
-from agent.message_archive import MessageArchive
+from agent.engines.message_archive import MessageArchive
 from gateway.store import Repository, Store
 from gateway.store.archive import StoreArchive
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from gateway.quarantine import DeadLetter
+from gateway.messages.quarantine import DeadLetter
 from gateway.store import Repository
 from gateway.store.tables import DeadLetterRow
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.allowlist import Allowlist, UserEntry
-from gateway.attachments import kinds_text, unsupported_reply
-from gateway.inbound import InboundMessage, repair_text
+from gateway.messages.attachments import kinds_text, unsupported_reply
+from gateway.messages.inbound import InboundMessage, repair_text
+from gateway.users.allowlist import Allowlist, UserEntry
 
 
 @pytest.mark.parametrize(

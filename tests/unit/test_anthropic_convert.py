@@ -9,13 +9,13 @@ from typing import Any
 import anthropic.types
 
 from agent.prompt_caching import apply_anthropic_cache_control
-from agent.providers.anthropic_convert import (
+from agent.providers.anthropic.convert import (
     CONTINUES_PLACEHOLDER,
     EMPTY_PLACEHOLDER,
     MISSING_RESULT_TEXT,
     to_anthropic_request,
 )
-from agent.providers.anthropic_response import from_anthropic_message
+from agent.providers.anthropic.response import from_anthropic_message
 
 MARK = {"type": "ephemeral"}
 

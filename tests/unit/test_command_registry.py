@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.commands import Command, CommandContext, CommandSpec, default_registry, parse_call
-from gateway.inbound import InboundMessage
+from gateway.messages.inbound import InboundMessage
 
 
 async def _noop(ctx: CommandContext) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.compaction_boundaries import (
+from agent.compressor.boundaries import (
     COMPACTED_RESULT_STUB,
     SUMMARY_PREFIX,
     CompactionLayout,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gateway.cli import main
-from gateway.config import (
+from gateway.cli.main import main
+from gateway.config.schema import (
     Config,
     ConfigError,
     MissingSecretError,

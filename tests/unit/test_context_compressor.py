@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from agent.compaction_boundaries import (
+from agent.compressor.boundaries import (
     COMPACTED_RESULT_STUB,
     SUMMARY_PREFIX,
     SYSTEM_COMPACTION_NOTE,
 )
-from agent.compressor_factory import create_compressor
-from agent.context_compressor import ContextCompressor
-from agent.context_engine import EngineContext
-from agent.summary_prompt import SUMMARY_HEADINGS
+from agent.compressor.context_compressor import ContextCompressor
+from agent.compressor.factory import create_compressor
+from agent.compressor.summary_prompt import SUMMARY_HEADINGS
+from agent.engines.context_engine import EngineContext
 from agent.tokens import cache_messages_tokens, count_text_tokens
 from agent.types import Message, PromptTooLongError, ProviderError, ProviderTimeoutError, Usage
 
@@ -472,7 +472,7 @@ def test_the_factory_builds_the_compressor_from_the_engine_context() -> None:
 
 @pytest.mark.parametrize("budget", [200, 2_000])
 def test_the_extractive_summary_stays_within_its_budget(budget: int) -> None:
-    from agent.extractive_summary import extractive_summary
+    from agent.compressor.extractive_summary import extractive_summary
 
     text = extractive_summary(history(200)[1:], budget_tokens=budget)
     assert count_text_tokens(text) <= budget

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agent.context_policy import (
+from agent.model_table import lookup_model
+from agent.policy.context_policy import (
     CompactionEstimate,
     cache_is_cold,
     should_compact_cold,
 )
-from agent.cost_model import Prices, expected_visit_cost, turn_cost
-from agent.model_table import lookup_model
-from agent.visit_history import (
+from agent.policy.cost_model import Prices, expected_visit_cost, turn_cost
+from agent.policy.visit_history import (
     choose_ttl,
     expected_turns_per_visit,
     gaps_between,

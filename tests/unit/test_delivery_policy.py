@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gateway.delivery import DeliveryFailed, RetryPolicy, send_with_retry
-from gateway.inbound import InboundMessage
+from gateway.delivery.deliverer import DeliveryFailed, RetryPolicy, send_with_retry
+from gateway.messages.inbound import InboundMessage
 from gateway.platforms.base import SendFailure
-from gateway.resume import resume_steps
+from gateway.runtime.resume import resume_steps
 from gateway.store.records import InboundRecord
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.context_compressor import ContextCompressor
-from agent.context_engine import ContextEngine, EngineContext, register_context_engine
+from agent.compressor.context_compressor import ContextCompressor
 from agent.engine_loader import EngineLoadError, discover_engines, load_context_engine
+from agent.engines.context_engine import ContextEngine, EngineContext, register_context_engine
 
 Roots = tuple[Path, Path]
 """(project root, HERMES_HOME) of one test."""
@@ -36,7 +36,7 @@ def roots(tmp_path: Path) -> Roots:
 @pytest.fixture(autouse=True)
 def isolated_engines(monkeypatch: pytest.MonkeyPatch) -> None:
     """No engines registered by other tests, and no entry points of installed packages."""
-    monkeypatch.setattr("agent.context_engine._REGISTRY", {})
+    monkeypatch.setattr("agent.engines.context_engine._REGISTRY", {})
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group=None: [])
 
 
@@ -105,7 +105,7 @@ def test_an_entry_point_engine_is_used_by_name(
     ctx: EngineContext, roots: Roots, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "third_party_engine.py").write_text(
-        "from agent.context_compressor import ContextCompressor\n"
+        "from agent.compressor.context_compressor import ContextCompressor\n"
         "def factory(ctx):\n"
         "    return ContextCompressor(ctx.context_length, threshold=0.9)\n"
     )

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from gateway import event_loop
-from gateway.config import ConfigError, parse_config
+from gateway.config.schema import ConfigError, parse_config
+from gateway.runtime import event_loop
 
 
 async def loop_name_and(value: int) -> tuple[str, int]:

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from gateway.config import parse_config
-from gateway.redaction import LogSanitizer, install_log_sanitizer
+from gateway.config.schema import parse_config
+from gateway.text.redaction import LogSanitizer, install_log_sanitizer
 
 TOKEN = "987654321:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 API_KEY = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz"

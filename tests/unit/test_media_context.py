@@ -11,14 +11,14 @@ from agent.attachments import (
     attachment_part,
     image_tokens,
 )
-from agent.summary_prompt import serialize_message
+from agent.compressor.summary_prompt import serialize_message
+from agent.compressor.tool_output_pruning import prune_tool_outputs
 from agent.tokens import (
     IMAGE_TOKENS,
     count_message_tokens,
     count_text_tokens,
     estimate_message_tokens_rough,
 )
-from agent.tool_output_pruning import prune_tool_outputs
 
 SHARED = 1_796_289_240.0  # 2026-12-03 09:14 UTC
 PHOTO = AttachmentRef(

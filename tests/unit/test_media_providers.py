@@ -10,8 +10,8 @@ from typing import Any
 from agent.attachments import AttachmentRef, attachment_part, placeholder_part, stored_content
 from agent.model_table import lookup_model
 from agent.prompt_caching import apply_anthropic_cache_control
-from agent.providers.anthropic_convert import to_anthropic_request
-from agent.providers.openai_wire import to_openai_message
+from agent.providers.anthropic.convert import to_anthropic_request
+from agent.providers.openai.wire import to_openai_message
 
 PHOTO = AttachmentRef("photo", "ab" * 32, "image/jpeg", 5, width=800, height=600)
 PDF = AttachmentRef("document", "cd" * 32, "application/pdf", 8, pages=3, file_name="q3.pdf")

@@ -12,11 +12,11 @@ from PIL import Image
 
 from agent.attachments import attachment_of
 from agent.model_table import lookup_model
-from gateway.config import MediaSettings
-from gateway.inbound import InboundMessage
+from gateway.config.schema import MediaSettings
 from gateway.media.images import prepare_image
-from gateway.media.items import MediaItem
 from gateway.media.prepare import MediaReader
+from gateway.messages.inbound import InboundMessage
+from gateway.messages.media_items import MediaItem
 
 
 def _message(*media: MediaItem) -> InboundMessage:

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.prompt_caching import MarkedHistory, cache_breakpoints
-from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
-from agent.providers.openai_wire import OpenAIWireHistory, full_openai_body
+from agent.providers.anthropic.wire import AnthropicWireHistory, full_body
+from agent.providers.openai.wire import OpenAIWireHistory, full_openai_body
 from agent.types import BOOKKEEPING_KEYS, BOOKKEEPING_PREFIX, MessageBookkeeping
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.config import MissingSecretError, PlatformSettings, parse_config
+from gateway.config.schema import MissingSecretError, PlatformSettings, parse_config
 from gateway.platforms.registry import PLATFORMS, PlatformRegistry, PlatformSpec
 
 
@@ -30,14 +30,16 @@ def test_an_enabled_platform_without_its_token_names_the_variable(
 
 def test_a_platform_registered_twice_is_refused():
     registry = PlatformRegistry()
-    spec = PlatformSpec("telegram", "Telegram", "gateway.platforms.telegram:TelegramAdapter")
+    spec = PlatformSpec(
+        "telegram", "Telegram", "gateway.platforms.telegram.adapter:TelegramAdapter"
+    )
     registry.register(spec)
     with pytest.raises(ValueError, match="already registered"):
         registry.register(spec)
 
 
 def test_secrets_of_every_platform_section_are_masked_in_logs():
-    from gateway.redaction import configured_secret_env_names
+    from gateway.text.redaction import configured_secret_env_names
 
     names = configured_secret_env_names(parse_config({}))
     assert {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN"} <= names

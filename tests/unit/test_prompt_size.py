@@ -3,7 +3,7 @@ compactions, read by the engine, the loop, hygiene and /status."""
 
 from __future__ import annotations
 
-from agent.prompt_size import PromptSize
+from agent.engines.prompt_size import PromptSize
 from agent.types import CompactionResult, Usage
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.session_clock import SessionClock, newest_sent_at
+from agent.policy.session_clock import SessionClock, newest_sent_at
 from sandbox.clock import ManualClock
 
 

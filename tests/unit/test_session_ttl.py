@@ -7,8 +7,8 @@ import pytest
 
 from agent.loop import LoopSettings
 from agent.model_table import lookup_model
+from agent.policy.session_policy import PolicySettings, SessionPolicy
 from agent.prompt_caching import caching_policy, caching_status_line
-from agent.session_policy import PolicySettings, SessionPolicy
 
 SONNET = lookup_model("claude-sonnet-4-5")
 HAIKU = lookup_model("claude-haiku-4-5")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.summary_model import choose_summary_model
+from agent.compressor.summary_model import choose_summary_model
 
 
 @pytest.mark.parametrize(

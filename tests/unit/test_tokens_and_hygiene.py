@@ -11,7 +11,7 @@ from agent.tokens import (
     count_text_tokens,
     estimate_messages_tokens_rough,
 )
-from gateway.hygiene import HYGIENE_THRESHOLD, needs_hygiene
+from gateway.sessions.hygiene import HYGIENE_THRESHOLD, needs_hygiene
 
 
 def test_tiktoken_counter_loads_with_no_network_in_a_fresh_cache(tmp_path):

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from agent.model_table import lookup_model
+from gateway.reports.usage import policy_savings, spend, spend_text
 from gateway.store.records import CompactionRecord, UsageGroup, UsageTotals
-from gateway.usage_report import policy_savings, spend, spend_text
 
 SONNET = lookup_model("claude-sonnet-4-5")
 MTOK = 1_000_000

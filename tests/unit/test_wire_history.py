@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from agent.attachments import AttachmentRef, attachment_part, placeholder_part, stored_content
 from agent.prompt_caching import MarkedHistory, cache_breakpoints
 from agent.providers import wire_body
-from agent.providers.anthropic_wire import AnthropicWireHistory, full_body
-from agent.providers.openai_wire import OpenAIWireHistory, full_openai_body
+from agent.providers.anthropic.wire import AnthropicWireHistory, full_body
+from agent.providers.openai.wire import OpenAIWireHistory, full_openai_body
 from agent.providers.wire_body import FREEZE_BATCH, EncodedRun
 
 TOOLS = {

@@ -8,7 +8,7 @@ the root nodes and a fresh tail, and the model gets ``lcm_grep``, ``lcm_describe
 
 from __future__ import annotations
 
-from agent.context_engine import ContextEngine, EngineContext
+from agent.engines.context_engine import ContextEngine, EngineContext
 
 from .config import load_settings
 from .engine import LcmEngine

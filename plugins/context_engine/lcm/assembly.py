@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.compaction_boundaries import (
+from agent.compressor.boundaries import (
     SUMMARY_KIND,
     group_start,
     last_user_index,

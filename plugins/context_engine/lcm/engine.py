@@ -13,10 +13,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from agent.context_engine import CallLLM, ContextEngine
-from agent.summary_prompt import serialize_message
+from agent.compressor.summary_prompt import serialize_message
+from agent.compressor.tool_output_pruning import tool_names_by_call_id
+from agent.engines.context_engine import CallLLM, ContextEngine
 from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
-from agent.tool_output_pruning import tool_names_by_call_id
 from agent.types import CompactionOutcome, CompactionResult, CompactionTrigger, Message
 
 from .assembly import assemble, choose_tail_start, split_context

@@ -1,10 +1,11 @@
 """Full-text search over original messages and summary nodes.
 
-Messages are searched by the host (:meth:`agent.message_archive.MessageArchive.search_messages`);
-nodes here, in the engine's own tables. SQLite: the FTS5 table ``lcm_nodes_fts`` (kept in step
-by triggers). PostgreSQL: ``to_tsvector('simple', ...) @@ plainto_tsquery('simple', ...)`` on the
-expression the GIN index of the plugin's migration is built on. Results are ranked by relevance,
-ties by id, so the same store always gives the same answer.
+Messages are searched by the host
+(:meth:`agent.engines.message_archive.MessageArchive.search_messages`); nodes here, in the engine's
+own tables. SQLite: the FTS5 table ``lcm_nodes_fts`` (kept in step by triggers). PostgreSQL:
+``to_tsvector('simple', ...) @@ plainto_tsquery('simple', ...)`` on the expression the GIN index of
+the plugin's migration is built on. Results are ranked by relevance, ties by id, so the same store
+always gives the same answer.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from agent.message_archive import MessageArchive, MessageHit
-from agent.text_search import prepare_search, query_words
+from agent.engines.message_archive import MessageArchive, MessageHit
+from agent.engines.text_search import prepare_search, query_words
 
 from .dag import is_lcm_rendered
 from .store import as_utc
@@ -80,7 +81,7 @@ def _rendered(hit: MessageHit) -> bool:
 async def search_nodes(
     archive: MessageArchive, query: str, session_ids: Sequence[int], limit: int
 ) -> list[Hit]:
-    """Summary nodes matching ``query``, best first (see :mod:`agent.text_search`)."""
+    """Summary nodes matching ``query``, best first (see :mod:`agent.engines.text_search`)."""
     search = prepare_search(
         query, archive.dialect_name, sqlite_sql=_SQLITE_NODES, postgres_sql=_POSTGRES_NODES
     )

@@ -1,11 +1,11 @@
 """The engine's own tables and queries, through SQLAlchemy Core on the host's archive.
 
 The tables are created by the plugin's own migration chain (``migrations/`` beside this module,
-run by the host after its core revisions, see :mod:`agent.plugin_migrations`); they are
+run by the host after its core revisions, see :mod:`agent.engines.plugin_migrations`); they are
 described here on a MetaData of their own, so the host's models know nothing about this plugin.
-Original messages are read through the :class:`~agent.message_archive.MessageArchive`; the
+Original messages are read through the :class:`~agent.engines.message_archive.MessageArchive`; the
 DAG's writes are jobs queued in the host's group commit
-(:meth:`~agent.message_archive.MessageArchive.write_records`).
+(:meth:`~agent.engines.message_archive.MessageArchive.write_records`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import update as sql_update
 
-from agent.message_archive import MessageArchive
+from agent.engines.message_archive import MessageArchive
 
 from .dag import Node, SourceMessage, is_source
 

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.context_engine import CallLLM
+from agent.engines.context_engine import CallLLM
 from agent.tokens import count_text_tokens
 from agent.types import ProviderError
 

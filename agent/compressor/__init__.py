@@ -1,0 +1,1 @@
+"""The built-in context engine: how a history is summarised."""

@@ -1,0 +1,393 @@
+"""The built-in context engine: a four-phase compressor that never loses context silently.
+
+1. Old tool outputs outside the protected tail are cleared or de-duplicated (no model call).
+2. Head (system prompt and first exchange), tail (by token budget) and middle are chosen without
+   ever splitting a tool call from its results (:mod:`agent.compressor.boundaries`).
+3. The middle is summarised by the auxiliary model in one structured request, updating the
+   previous summary; in chunks when it does not fit; retried on transient errors; replaced by a
+   deterministic extractive summary when the model stays unavailable (the user is told).
+4. Head, summary and tail are joined, with orphaned tool calls and results repaired.
+
+A compaction that would not make the prompt smaller returns its input unchanged. Originals always
+stay in the store: changed messages are new dicts without ``"_id"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent.compressor.boundaries import (
+    SUMMARY_KIND,
+    SUMMARY_PREFIX,
+    CompactionLayout,
+    assemble_context,
+    is_summary_message,
+    plan_layout,
+    summary_text,
+)
+from agent.compressor.extractive_summary import extractive_summary
+from agent.compressor.summary_budget import (
+    COLD_PROTECT_LAST_N,
+    COLD_TAIL_TOKENS,
+    MIN_CHUNK_TOKENS,
+    PRUNED_ONLY_RATIO,
+    SUMMARY_MESSAGE_OVERHEAD_TOKENS,
+    expected_summary_tokens,
+    max_summary_tokens,
+    summary_budget,
+)
+from agent.compressor.summary_prompt import (
+    build_summary_prompt,
+    conversation_room,
+    render_pieces,
+    serialize_middle,
+    take_chunk,
+)
+from agent.compressor.summary_requests import (
+    SummaryUnavailableError,
+    describe_failure,
+    request_summary,
+)
+from agent.compressor.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
+from agent.engines.context_engine import CallLLM, ContextEngine
+from agent.policy.context_policy import CompactionEstimate
+from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
+from agent.types import (
+    COLD_TRIGGERS,
+    CompactionOutcome,
+    CompactionResult,
+    CompactionTrigger,
+    Message,
+    PromptTooLongError,
+    ProviderError,
+)
+
+log = logging.getLogger(__name__)
+
+DEGRADED_NOTICE = (
+    "⚠️ Context compaction ran without the summary model ({reason}). Older turns were condensed "
+    "by extraction instead; nothing was deleted: the original messages are kept in the history."
+)
+
+
+@dataclass(slots=True)
+class SummaryOutcome:
+    """The text standing in for the middle and how it was obtained."""
+
+    text: str
+    outcome: CompactionOutcome
+    degraded: bool = False
+    detail: str = ""
+
+
+class ContextCompressor(ContextEngine):
+    """Compacts a session when its prompt reaches ``threshold`` of the context length."""
+
+    name = "compressor"
+    compacts_in_background = True  # compact() only computes; the host stores what it applies
+
+    def __init__(
+        self,
+        context_length: int,
+        threshold: float = 0.50,
+        target_ratio: float = 0.20,
+        protect_last_n: int = 20,
+        protect_first_n: int = 3,
+        call_llm: CallLLM | None = None,
+        *,
+        enabled: bool = True,
+        summary_context_length: int | None = None,
+        retry_delays: tuple[float, ...] = (2.0, 8.0, 20.0),
+        cooldown_seconds: float = 600.0,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        super().__init__()
+        self.context_length = context_length
+        self.threshold = threshold
+        self.target_ratio = target_ratio
+        self.protect_last_n = protect_last_n
+        self.protect_first_n = protect_first_n
+        self.enabled = enabled
+        self.summary_context_length = summary_context_length
+        self.threshold_tokens = int(context_length * threshold)
+        self.tail_token_budget = int(self.threshold_tokens * target_ratio)
+        self.max_summary_tokens = max_summary_tokens(context_length)
+        self.compression_count = 0
+        self.previous_summary: str | None = None
+        self._call_llm = call_llm
+        self._retry_delays = retry_delays
+        self._cooldown_seconds = cooldown_seconds
+        self._clock = clock
+        self._sleep = sleep
+        self._cooldown_until = 0.0
+        self._system_note_added = False
+        self._stall_floor: int | None = None
+        self._last_outcome: str | None = None
+
+    # -- when ---------------------------------------------------------------------------
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        """Whether the prompt is at the threshold and has grown since a compaction that could
+        not bring it under (so a compaction that cannot help does not run in a loop)."""
+        size = prompt_tokens or self.last_prompt_tokens
+        if not self.enabled or not size or size < self.threshold_tokens:
+            return False
+        return self._stall_floor is None or size > self._stall_floor
+
+    def summary_budget(self, content_tokens: int, *, cold: bool = False) -> int:
+        """Output tokens allowed for a summary of ``content_tokens`` tokens."""
+        return summary_budget(content_tokens, self.max_summary_tokens, cold=cold)
+
+    def _plan(
+        self, messages: Sequence[Message], sizes: Sequence[int], *, cold: bool
+    ) -> CompactionLayout:
+        """Head, middle and tail; a policy compaction keeps only a small tail."""
+        return plan_layout(
+            messages,
+            sizes,
+            protect_first_n=self.protect_first_n,
+            protect_last_n=COLD_PROTECT_LAST_N if cold else self.protect_last_n,
+            tail_token_budget=COLD_TAIL_TOKENS if cold else self.tail_token_budget,
+            threshold_tokens=self.threshold_tokens,
+            summary_reserve=self.max_summary_tokens + SUMMARY_MESSAGE_OVERHEAD_TOKENS,
+        )
+
+    def estimate_compaction(
+        self, messages: Sequence[Message], trigger: CompactionTrigger
+    ) -> CompactionEstimate | None:
+        """What a policy compaction (``cold_start``, ``idle``) of ``messages`` would do, by the
+        local token counts, before it runs; None when it would summarise nothing or cannot
+        call the summary model (no model, or in cooldown)."""
+        if trigger not in COLD_TRIGGERS or not self.enabled or self._call_llm is None:
+            return None
+        if self.cooldown_remaining() > 0:
+            return None
+        sizes = [cache_message_tokens(m) for m in messages]
+        layout = self._plan(messages, sizes, cold=True)
+        middle = layout.middle_indices()
+        content = [i for i in middle if not is_summary_message(messages[i])]
+        if not content or any(is_summary_message(m) for m in messages[layout.kept_after_summary :]):
+            return None
+        previous = self._previous_summary_in([messages[i] for i in middle])
+        previous_tokens = count_text_tokens(previous) if previous else 0
+        content_tokens = sum(sizes[i] for i in content)
+        kept = sum(sizes) - sum(sizes[i] for i in middle)
+        return CompactionEstimate(
+            prompt_tokens=sum(sizes),
+            kept_tokens=kept + SUMMARY_MESSAGE_OVERHEAD_TOKENS,
+            summarized_tokens=content_tokens + previous_tokens,
+            summary_tokens=expected_summary_tokens(content_tokens, previous_tokens),
+            summary_budget=self.summary_budget(content_tokens, cold=True),
+        )
+
+    def cooldown_remaining(self) -> float:
+        """Seconds until the summary model is tried again after a failure."""
+        return max(0.0, self._cooldown_until - self._clock())
+
+    # -- how ----------------------------------------------------------------------------
+    async def compact(
+        self,
+        messages: list[Message],
+        trigger: CompactionTrigger,
+        focus_topic: str | None = None,
+    ) -> CompactionResult:
+        """Compact ``messages``; unchanged (``skipped``) when that would not be smaller."""
+        cold = trigger in COLD_TRIGGERS
+        sizes = [cache_message_tokens(m) for m in messages]
+        tokens_before = sum(sizes)
+        stall_basis = max(self.prompt_size.current or 0, tokens_before)
+        layout = self._plan(messages, sizes, cold=cold)
+        names = tool_names_by_call_id(messages)
+        pruned = prune_tool_outputs(messages, self.protect_first_n, layout.prune_end, names)
+        middle = [messages[i] for i in layout.middle_indices()]
+        content = [m for m in middle if not is_summary_message(m)]
+        summary_kept = any(is_summary_message(m) for m in messages[layout.kept_after_summary :])
+        pruned_enough = cache_messages_tokens(pruned) <= self.threshold_tokens * PRUNED_ONLY_RATIO
+        # A policy compaction summarises even when pruning alone would do: the point is a
+        # small prompt while the cache is cold anyway.
+        if not content or summary_kept or (pruned_enough and not focus_topic and not cold):
+            candidate, summary = pruned, SummaryOutcome("", "pruned_only")
+        else:
+            previous = self._previous_summary_in(middle)
+            budget = self.summary_budget(cache_messages_tokens(content), cold=cold)
+            summary = await self._summarize(
+                content, previous, focus_topic, layout.pinned is not None, budget, names
+            )
+            candidate = self._assemble(pruned, layout, summary.text)
+        tokens_after = cache_messages_tokens(candidate)
+        if tokens_after >= tokens_before:
+            summary = SummaryOutcome(
+                "",
+                "skipped",
+                detail=f"not smaller ({tokens_after} >= {tokens_before} tokens); "
+                f"context unchanged. {summary.detail}".strip(),
+            )
+            candidate, tokens_after = list(messages), tokens_before
+        self._stall_floor = stall_basis if tokens_after >= self.threshold_tokens else None
+        return self._record(messages, candidate, summary, trigger, tokens_before, tokens_after)
+
+    def _previous_summary_in(self, middle: Sequence[Message]) -> str | None:
+        """The summary to update: the one in the compacted range, else the remembered one."""
+        found = [summary_text(m) for m in middle if is_summary_message(m)]
+        return found[-1] if found else self.previous_summary
+
+    def _assemble(
+        self, pruned: list[Message], layout: CompactionLayout, text: str
+    ) -> list[Message]:
+        """The new context; the system prompt gets the note at the first compaction only."""
+        role = layout.summary_role or "user"
+        summary = {"role": role, "content": SUMMARY_PREFIX + text, "_kind": SUMMARY_KIND}
+        return assemble_context(pruned, layout, summary, note=not self._system_note_added)
+
+    def _record(
+        self,
+        messages: Sequence[Message],
+        candidate: Sequence[Message],
+        summary: SummaryOutcome,
+        trigger: CompactionTrigger,
+        tokens_before: int,
+        tokens_after: int,
+    ) -> CompactionResult:
+        """Update the engine's state after a compaction attempt and describe it."""
+        self._last_outcome = summary.outcome
+        if summary.outcome != "skipped":
+            self.compression_count += 1
+            if summary.text:
+                self.previous_summary = summary.text
+            if any(m.get("_kind") == SUMMARY_KIND for m in candidate):
+                self._system_note_added = self._system_note_added or bool(
+                    messages and messages[0].get("role") == "system"
+                )
+        kept_ids = {m["_id"] for m in candidate if "_id" in m}
+        # The system prompt only gains a note; it is not part of what was compacted.
+        first = 1 if messages and messages[0].get("role") == "system" else 0
+        gone = [m["_id"] for m in messages[first:] if "_id" in m and m["_id"] not in kept_ids]
+        notice = None
+        if summary.degraded:
+            notice = DEGRADED_NOTICE.format(reason=summary.detail or "unavailable")
+        return CompactionResult(
+            messages=list(candidate),
+            outcome=summary.outcome,
+            trigger=trigger,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            summary=summary.text or None,
+            degraded=summary.degraded,
+            detail=summary.detail,
+            first_compacted_id=gone[0] if gone else None,
+            last_compacted_id=gone[-1] if gone else None,
+            user_notice=notice,
+            engine_state=self.get_state(),
+        )
+
+    # -- the summary model ----------------------------------------------------------------
+    async def _summarize(
+        self,
+        content: list[Message],
+        previous: str | None,
+        focus_topic: str | None,
+        pinned: bool,
+        budget: int,
+        names: dict[str, str],
+    ) -> SummaryOutcome:
+        """Summarise ``content`` (updating ``previous``), in chunks when needed; never fails."""
+        call_llm = self._call_llm
+        if call_llm is None:
+            return self._fallback(content, previous, budget, names, "no summary model configured")
+        if self.cooldown_remaining() > 0:
+            reason = f"in cooldown for {self.cooldown_remaining():.0f} s after a failure"
+            return self._fallback(content, previous, budget, names, reason)
+        pieces = serialize_middle(content, names)
+        limit = conversation_room(
+            self.summary_context_length or self.context_length,
+            budget,
+            previous_summary=previous,
+            focus_topic=focus_topic,
+            pinned_request=pinned,
+        )
+        running, calls = previous, 0
+        while pieces:
+            if limit < MIN_CHUNK_TOKENS:
+                rest = content[pieces[0].index :]
+                return self._fallback(
+                    rest, running, budget, names, "summary model context too small"
+                )
+            chunk, rest_pieces = take_chunk(pieces, limit)
+            prompt = build_summary_prompt(
+                render_pieces(chunk),
+                previous_summary=running,
+                focus_topic=focus_topic,
+                pinned_request=pinned,
+            )
+            try:
+                running = await request_summary(
+                    call_llm, prompt, budget, self._retry_delays, self._sleep
+                )
+            except PromptTooLongError:
+                limit //= 2  # our estimate was too low for the summary model: smaller chunks
+                continue
+            except (ProviderError, TimeoutError, SummaryUnavailableError) as exc:
+                self._cooldown_until = self._clock() + self._cooldown_seconds
+                rest = content[pieces[0].index :]
+                return self._fallback(rest, running, budget, names, describe_failure(exc))
+            calls += 1
+            pieces = rest_pieces
+        outcome: CompactionOutcome = "chunked" if calls > 1 else "summarized"
+        return SummaryOutcome(
+            running or "", outcome, detail=f"{len(content)} messages, {calls} call(s)"
+        )
+
+    def _fallback(
+        self,
+        messages: Sequence[Message],
+        previous: str | None,
+        budget: int,
+        names: dict[str, str],
+        reason: str,
+    ) -> SummaryOutcome:
+        """The extractive summary, marked degraded so the user is told."""
+        log.warning("compaction without the summary model: %s", reason)
+        text = extractive_summary(
+            messages, budget_tokens=budget, previous_summary=previous, tool_names=names
+        )
+        return SummaryOutcome(text, "fallback", degraded=True, detail=reason)
+
+    # -- state ----------------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """Summary, counters, cooldown and loop guard: persisted with the session."""
+        return {
+            "previous_summary": self.previous_summary,
+            "compression_count": self.compression_count,
+            "cooldown_until": self._cooldown_until,
+            "system_note_added": self._system_note_added,
+            "stall_floor": self._stall_floor,
+            "last_outcome": self._last_outcome,
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`get_state` output (missing keys keep their defaults)."""
+        summary = state.get("previous_summary")
+        self.previous_summary = summary if isinstance(summary, str) else None
+        self.compression_count = int(state.get("compression_count") or 0)
+        self._cooldown_until = float(state.get("cooldown_until") or 0.0)
+        self._system_note_added = bool(state.get("system_note_added", False))
+        floor = state.get("stall_floor")
+        self._stall_floor = int(floor) if isinstance(floor, int | float) else None
+        outcome = state.get("last_outcome")
+        self._last_outcome = outcome if isinstance(outcome, str) else None
+
+    def get_status(self) -> dict[str, Any]:
+        """Status for ``/status``: threshold, compactions so far, cooldown, last outcome."""
+        status = super().get_status()
+        status.update(
+            threshold_tokens=self.threshold_tokens,
+            compression_count=self.compression_count,
+            cooldown_remaining_seconds=round(self.cooldown_remaining()),
+            last_outcome=self._last_outcome,
+        )
+        return status

@@ -1,0 +1,1 @@
+"""The context-engine contract, its loading, and what engines may reach."""

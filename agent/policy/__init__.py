@@ -1,0 +1,1 @@
+"""When to compact: the cost model, the session clock, the scheduler."""

@@ -1,0 +1,133 @@
+"""When to compact beyond the fixed triggers: when the prompt cache is cold anyway and it pays.
+
+After a gap longer than the cache TTL the whole prompt is written to the cache again at the
+first turn (1.25x the input price), then read on every later turn of the visit (0.1x). A
+compaction just before that first turn makes both smaller; it costs one summary request at the
+summary model's prices. The rule: compact when the expected saving over the visit exceeds that
+cost with a margin. Pure functions: the inputs are token counts, prices and message times, so
+the same transcript gives the same decisions, live or replayed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.policy.cost_model import DEFAULT_TURN_GROWTH_TOKENS, Prices, expected_visit_cost
+
+DEFAULT_MARGIN = 0.25
+"""The saving must beat the summary's cost by this share: estimates are estimates."""
+COLD_MARGIN_SECONDS = 30.0
+"""Extra seconds past the TTL before a cache counts as cold: the session's last model call is
+known by its message's time, and the call itself came a little later."""
+SUMMARY_REQUEST_OVERHEAD_TOKENS = 700
+"""The summary request's instructions and framing, on top of what it summarises."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEstimate:
+    """What a compaction would do, estimated before it runs (token counts)."""
+
+    prompt_tokens: int
+    """The prompt as it is now."""
+    kept_tokens: int
+    """What the compaction keeps verbatim (head, tail) plus the summary message's framing."""
+    summarized_tokens: int
+    """What the summary request reads: the compacted middle and the previous summary."""
+    summary_tokens: int
+    """The summary's expected length (the summary request's output)."""
+    summary_budget: int = 0
+    """The summary request's ``max_tokens`` (0: none): the summary is never longer."""
+
+    @property
+    def compacted_tokens(self) -> int:
+        """The prompt after the compaction: what is kept plus the summary."""
+        return self.kept_tokens + self.summary_tokens
+
+    def scaled_to(self, prompt_tokens: int | None) -> CompactionEstimate:
+        """The estimate in the API's tokens, given the API-reported size of the prompt.
+
+        Local counts are an approximation of the provider's tokenizer; the reported prompt
+        sets the ratio for everything counted locally. The summary's length is a token budget
+        budget the provider enforces: the expected length is capped by it.
+        """
+        ratio = prompt_tokens / self.prompt_tokens if prompt_tokens and self.prompt_tokens else 1.0
+        summary = round(self.summary_tokens * ratio)
+        return CompactionEstimate(
+            prompt_tokens=prompt_tokens or self.prompt_tokens,
+            kept_tokens=round(self.kept_tokens * ratio),
+            summarized_tokens=round(self.summarized_tokens * ratio),
+            summary_tokens=min(summary, self.summary_budget) if self.summary_budget else summary,
+            summary_budget=self.summary_budget,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Whether a compaction pays, with the numbers behind it."""
+
+    pays: bool
+    saving_usd: float
+    """Expected prompt cost saved over the visit (compaction not counted)."""
+    cost_usd: float
+    """Expected cost of the summary request."""
+    reason: str
+
+    @property
+    def net_saving_usd(self) -> float:
+        """Saving minus the summary's cost: the policy's estimated gain."""
+        return self.saving_usd - self.cost_usd
+
+
+def cache_is_cold(last_call_at: float | None, now: float, ttl_seconds: float) -> bool:
+    """Whether the cache of a session whose last model call was at ``last_call_at`` expired.
+
+    Unknown times (a session that never called the model, or has no message times) count as
+    warm: the policy then does nothing and the fixed triggers behave as before.
+    """
+    if last_call_at is None:
+        return False
+    return now - last_call_at > ttl_seconds + COLD_MARGIN_SECONDS
+
+
+def should_compact_cold(
+    estimate: CompactionEstimate,
+    *,
+    main: Prices,
+    summary: Prices,
+    expected_turns: float,
+    growth_tokens: float = DEFAULT_TURN_GROWTH_TOKENS,
+    margin: float = DEFAULT_MARGIN,
+) -> Decision:
+    """Whether compacting a cold session before its next visit pays.
+
+    Saving: the visit's prompt cost at the current size minus at the compacted size (the first
+    turn's rewrite and every later turn's reads). Cost: one summary request reading the middle
+    and the previous summary and writing the new summary, at the summary model's prices.
+    """
+    cost = summary.request_cost(
+        estimate.summarized_tokens + SUMMARY_REQUEST_OVERHEAD_TOKENS, estimate.summary_tokens
+    )
+    if estimate.compacted_tokens >= estimate.prompt_tokens:
+        return Decision(False, 0.0, cost, "the compacted prompt would not be smaller")
+    keep = expected_visit_cost(
+        main,
+        estimate.prompt_tokens,
+        cache_warm=False,
+        expected_turns=expected_turns,
+        growth_tokens=growth_tokens,
+    )
+    compacted = expected_visit_cost(
+        main,
+        estimate.compacted_tokens,
+        cache_warm=False,
+        expected_turns=expected_turns,
+        growth_tokens=growth_tokens,
+    )
+    saving = keep - compacted
+    pays = saving > cost * (1 + margin)
+    verdict = "pays" if pays else "does not pay"
+    reason = (
+        f"{verdict}: {estimate.prompt_tokens:,} -> ~{estimate.compacted_tokens:,} tokens over "
+        f"~{expected_turns:.1f} turns saves ${saving:.4f}, the summary costs ${cost:.4f}"
+    )
+    return Decision(pays, saving, cost, reason)

@@ -1,0 +1,1 @@
+"""The chat-completions (OpenAI-compatible) provider."""

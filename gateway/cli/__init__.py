@@ -1,0 +1,1 @@
+"""The ``hermes`` command line and its front ends (chat, demo, doctor)."""

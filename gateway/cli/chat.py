@@ -1,0 +1,146 @@
+"""``hermes chat``: the agent and store in a terminal.
+
+Interactive on a terminal, like a good REPL (prompt_toolkit): line editing, history kept in
+``$HERMES_HOME/chat_history``, a pasted block of lines sent as one message; Ctrl-C interrupts
+the running turn as ``/stop`` does, and Ctrl-C or Ctrl-D at the prompt quits. When standard
+input is not a terminal it reads one message or command per line and exits at the end of
+input, so conversations can be scripted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from agent.reply_stream import observing
+from gateway.cli.chat_stream import TerminalPrinter
+from gateway.commands import CommandRegistry, default_registry, parse_call, run_local
+from gateway.commands.builtin import STOPPED_TEXT
+from gateway.config.schema import hermes_home
+from gateway.runtime.app import App
+from gateway.sessions.runtime import SessionAddress, TurnReply
+
+PROMPT = "you> "
+REPLY_PREFIX = "hermes> "
+NOTICE_PREFIX = "notice> "
+HISTORY_FILE = "chat_history"
+"""Lines typed in ``hermes chat``, under ``$HERMES_HOME`` (arrow-up recalls them)."""
+
+
+def cli_address(name: str) -> SessionAddress:
+    """The session address of a terminal chat named ``name``."""
+    return SessionAddress(key=f"cli:{name}", platform="cli", chat_id=name)
+
+
+class TerminalInput:
+    """What the person at the terminal types: editable lines with history; a paste (the
+    terminal's bracketed paste) arrives whole, newlines included, as one message."""
+
+    def __init__(self, history_file: Path) -> None:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+
+        history_file.parent.mkdir(parents=True, exist_ok=True)
+        self._session: Any = PromptSession(history=FileHistory(str(history_file)))
+
+    async def read(self) -> str | None:
+        """The next message; None when the person quits (Ctrl-D, or Ctrl-C at the prompt)."""
+        try:
+            text: str = await self._session.prompt_async(PROMPT)
+        except (EOFError, KeyboardInterrupt):
+            return None
+        return text
+
+
+async def _read_script_line(stream: TextIO) -> str | None:
+    line = await asyncio.to_thread(stream.readline)
+    return line if line else None
+
+
+async def _interruptible_turn(app: App, address: SessionAddress, text: str) -> TurnReply | None:
+    """One turn that Ctrl-C (SIGINT) interrupts as ``/stop`` does: the context is reloaded
+    from the store and the unanswered message gets the stop note. None when interrupted."""
+    loop = asyncio.get_running_loop()
+    turn = asyncio.ensure_future(app.sessions.run_turn(address, text, sent_at=time.time()))
+    loop.add_signal_handler(signal.SIGINT, turn.cancel)
+    try:
+        return await turn
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if not turn.cancelled() or (current is not None and current.cancelling()):
+            raise  # this chat itself is being cancelled, not just the turn
+        runtime = await app.sessions.get(address)
+        await runtime.after_stop()
+        return None
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+def _print_reply(reply: TurnReply, out: TextIO) -> None:
+    for notice in reply.notices:
+        print(NOTICE_PREFIX + notice, file=out)
+    print(REPLY_PREFIX + reply.text, file=out, flush=True)
+
+
+async def run_chat(
+    app: App,
+    session_name: str,
+    stream: TextIO | None = None,
+    out: TextIO | None = None,
+    commands: CommandRegistry | None = None,
+) -> int:
+    """Run the chat until end of input; returns the exit code.
+
+    Commands (known or not) are answered by the registry and never reach the model; the
+    person at the terminal owns the bot, so admin commands are theirs too."""
+    stream = stream or sys.stdin
+    registry = commands or default_registry()
+    out = out or sys.stdout
+    interactive = stream.isatty()
+    address = cli_address(session_name)
+    runtime = await app.sessions.get(address)
+    # Ready: the SDK import now runs while the user types (not during start-up, whose Python
+    # it would slow down by sharing the interpreter lock).
+    app.services.provider.warm_up()
+    terminal: TerminalInput | None = None
+    if interactive:
+        terminal = TerminalInput(hermes_home() / HISTORY_FILE)
+        print(app.services.caching_line, file=out)
+        print(
+            f"Session #{runtime.session_id}. Type /help for commands; Ctrl-C stops an answer, "
+            "Ctrl-D quits.",
+            file=out,
+        )
+    while True:
+        line = await (terminal.read() if terminal else _read_script_line(stream))
+        if line is None:
+            return 0
+        text = line.rstrip("\n")
+        if not text.strip():
+            continue
+        command = parse_call(text)
+        if command is not None:
+            answer = await run_local(app.sessions, address, command, registry)
+            print(REPLY_PREFIX + answer, file=out, flush=True)
+            continue
+        # The terminal is its own platform: its message time is when the line was read.
+        if terminal is None:
+            reply = await app.sessions.run_turn(address, text, sent_at=time.time())
+        else:
+            printer = TerminalPrinter(out, REPLY_PREFIX)
+            with observing(printer):  # the answer is printed as the model writes it
+                interrupted = await _interruptible_turn(app, address, text)
+            if interrupted is None:
+                printer.finish("")
+                print(REPLY_PREFIX + STOPPED_TEXT, file=out, flush=True)
+                continue
+            reply = interrupted
+            if printer.finish(reply.text):
+                for notice in reply.notices:
+                    print(NOTICE_PREFIX + notice, file=out, flush=True)
+                continue
+        _print_reply(reply, out)

@@ -1,0 +1,91 @@
+"""``hermes doctor``: check what a deployment needs, one line per check, without spending tokens:
+the configuration, secrets, the model key and endpoint, the bot tokens, the database."""
+
+from __future__ import annotations
+
+import os
+
+from agent.model_table import lookup_model
+from agent.prompt_caching import caching_policy, caching_status_line
+from agent.tokens import count_text_tokens
+from gateway.cli.doctor_probes import FAIL, OK, WARN, probe_models
+from gateway.config.schema import Config, mask_url
+from gateway.platforms.registry import PLATFORMS
+from gateway.runtime.app import database_url
+
+
+def _secret_check(env_name: str, what: str) -> tuple[str, str]:
+    if os.environ.get(env_name, "").strip():
+        return OK, f"{what}: {env_name} is set"
+    return FAIL, f"{what}: {env_name} is not set (export it or put it in .env)"
+
+
+async def _store_checks(url: str) -> list[tuple[str, str]]:
+    """A write that changes nothing, and how many updates were quarantined (a warning when
+    any: someone should look at them)."""
+    from gateway.store import Repository, open_store
+
+    store = await open_store(url)
+    try:
+        repo = Repository(store)
+        await repo.check_writable()
+        count = await repo.count_dead_letters()
+    finally:
+        await store.close()
+    return [(OK, "database writable"), _dead_letter_line(count)]
+
+
+def _dead_letter_line(count: int) -> tuple[str, str]:
+    if count == 0:
+        return OK, "quarantined updates: none"
+    return WARN, (
+        f"quarantined updates: {count} (updates that could not be parsed or recorded; "
+        "kept raw with the reason in the dead_letters table)"
+    )
+
+
+async def run_doctor(config: Config) -> int:
+    """Print the checks; exit 1 when any failed."""
+    from gateway.store.db import upgrade_database
+
+    checks: list[tuple[str, str]] = [(OK, f"configuration valid ({config.source})")]
+    checks.append(_secret_check(config.model.api_key_env, "model API key"))
+    checks.extend(await probe_models(config))
+    for name, platform in PLATFORMS.sections(config).items():
+        if platform.enabled:
+            checks.append(_secret_check(platform.token_env, f"{name} bot token"))
+            if not platform.allowed_users and not platform.allow_all:
+                checks.append((WARN, f"{name}: allowed_users is empty, so everyone is refused"))
+    for spec in PLATFORMS.enabled(config):
+        if (check := await spec.check_token(config)) is not None:
+            checks.append(check)
+    model = lookup_model(config.model.name, context_length_override=config.model.context_length)
+    known = "" if model.known else " (unknown model: 128K assumed, no prices)"
+    checks.append(
+        (OK if model.known else WARN, f"model {model.id}: {model.context_length:,} tokens{known}")
+    )
+    policy = caching_policy(
+        config.model.provider,
+        config.model.name,
+        config.model.base_url,
+        config.prompt_caching.cache_ttl,
+    )
+    checks.append((OK, caching_status_line(policy)))
+    from gateway.sessions.services import summary_model_choice
+
+    checks.append((OK, summary_model_choice(config).status_line))
+    try:
+        count_text_tokens("offline tokenizer check")
+        checks.append((OK, "tokenizer loads offline"))
+    except OSError as exc:
+        checks.append((FAIL, f"tokenizer: {exc}"))
+    url = database_url(config)
+    try:
+        head = await upgrade_database(url)
+        checks.append((OK, f"database {mask_url(url)} at revision {head}"))
+        checks.extend(await _store_checks(url))
+    except Exception as exc:  # any driver error is reported, not raised
+        checks.append((FAIL, f"database {mask_url(url)}: {type(exc).__name__}: {exc}"))
+    for status, text in checks:
+        print(f"[{status:>4}] {text}")
+    return 1 if any(s == FAIL for s, _ in checks) else 0

@@ -1,0 +1,70 @@
+"""``hermes users list|allow|deny`` and ``hermes usage``: operating the bot for friends.
+
+``allow``/``deny`` store the same run-time decisions as the admins' ``/allow`` and ``/deny``
+(a running daemon applies them within seconds); ``list`` shows them beside the configured
+allowlists and admins. ``usage`` sums the recorded cost per user, day or model.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gateway.commands.users import parse_user
+from gateway.config.schema import Config
+from gateway.platforms.registry import PLATFORMS
+from gateway.store.db import database_url, open_store
+from gateway.store.repository import Repository
+from gateway.users.access import usage_window
+
+EXIT_USAGE = 2
+
+
+async def users_command(config: Config, args: argparse.Namespace) -> int:
+    platforms = PLATFORMS.sections(config)
+    if args.platform not in platforms:
+        print(f"hermes: --platform must be one of {', '.join(platforms)}", flush=True)
+        return EXIT_USAGE
+    store = await open_store(database_url(config))
+    try:
+        repo = Repository(store)
+        if args.action == "list":
+            for name, section in platforms.items():
+                everyone = " (allow_all)" if section.allow_all else ""
+                print(f"{name}: allowed_users {list(section.allowed_users)}{everyone}")
+                print(f"{name}: admin_users {list(section.admin_users)}")
+            for record in await repo.access_records():
+                who = f"@{record.username}" if record.username else record.user_id
+                print(
+                    f"{record.platform}: {record.access} {who} "
+                    f"(by {record.set_by}, {record.updated_at:%Y-%m-%d %H:%M} UTC)"
+                )
+            return 0
+        parsed = parse_user(args.user or "")
+        if parsed is None:
+            print("hermes: users allow/deny takes a user id or @username", flush=True)
+            return EXIT_USAGE
+        user_id, username = parsed
+        await repo.set_access(
+            args.platform, user_id=user_id, username=username, access=args.action, set_by="cli"
+        )
+        print(f"{args.action} {args.user} on {args.platform}")
+        return 0
+    finally:
+        await store.close()
+
+
+async def usage_command(config: Config, args: argparse.Namespace) -> int:
+    store = await open_store(database_url(config))
+    try:
+        rows = await Repository(store).usage_by(args.by, usage_window(args.days))
+    finally:
+        await store.close()
+    print(f"{args.by:<28} {'calls':>7} {'input':>11} {'cached':>11} {'output':>9}  hit   cost")
+    for row in rows:
+        print(
+            f"{row.group:<28} {row.calls:>7} {row.input_tokens:>11,} "
+            f"{row.cache_read_tokens + row.cache_write_tokens:>11,} {row.output_tokens:>9,} "
+            f"{row.cache_hit_rate:>4.0%}  ${row.cost_usd:.4f}"
+        )
+    print(f"total: ${sum(row.cost_usd for row in rows):.4f} over the last {args.days} day(s)")
+    return 0

@@ -1,0 +1,1 @@
+"""The configuration file: its assembled schema, loading and validation."""

@@ -1,0 +1,373 @@
+"""Configuration: the schema, loading, validation errors that name the key, and secrets.
+
+Order of sources: ``--config PATH``, else ``$HERMES_HOME/config.yaml``, else the built-in
+defaults (which ``config.yaml`` at the project root documents key by key). Secrets never live in
+the file: each is named by an ``*_env`` key and read from the environment or a ``.env`` file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import yaml
+from dotenv import load_dotenv
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
+
+from gateway.platforms.registry import PLATFORMS
+from gateway.settings.sections import PlatformSection as PlatformSection  # re-exported
+from gateway.settings.sections import Section as _Section
+
+DEFAULT_HERMES_HOME = "~/.hermes"
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; the message names the key path and the problem."""
+
+
+class MissingSecretError(ConfigError):
+    """A required secret is not set in the environment or ``.env``."""
+
+
+def _fraction(value: float) -> float:
+    if not 0 < value < 1:
+        raise ValueError(f"must be between 0 and 1 (got {value})")
+    return value
+
+
+Fraction = Annotated[float, Field(strict=False)]
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class ModelChoice(_Section):
+    """A model a chat may switch to with ``/model`` (same provider, endpoint and key)."""
+
+    name: str = Field(min_length=1)
+    context_length: PositiveInt | None = None
+    vision: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, value: Any) -> Any:
+        """A bare name is a choice with the model table's facts."""
+        return {"name": value} if isinstance(value, str) else value
+
+
+class ModelSettings(_Section):
+    provider: Literal["anthropic", "openrouter", "openai_compat"] = "anthropic"
+    name: str = "claude-sonnet-4-5"
+    base_url: str | None = None
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    context_length: PositiveInt | None = None
+    vision: bool | None = None
+    max_tokens: PositiveInt = 4096
+    timeout: Annotated[float, Field(gt=0)] = 120.0
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    choices: list[ModelChoice] = Field(default_factory=list)
+
+    @field_validator("choices")
+    @classmethod
+    def _distinct_choices(cls, value: list[ModelChoice]) -> list[ModelChoice]:
+        names = [choice.name for choice in value]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"each model may be listed once (repeated: {', '.join(repeated)})")
+        return value
+
+
+class CompressionSettings(_Section):
+    enabled: bool = True
+    threshold: Fraction = 0.50
+    target_ratio: Fraction = 0.20
+    protect_last_n: Annotated[int, Field(ge=1)] = 20
+    cold_start: Literal["auto", "off"] = "auto"
+    idle: Literal["auto", "off"] = "auto"
+    threshold_in_background: Literal["auto", "off"] = "auto"
+    notify: bool = True
+
+    _check_threshold = field_validator("threshold", "target_ratio")(_fraction)
+
+
+class AuxiliaryTask(_Section):
+    model: str | None = None
+    provider: Literal["auto", "anthropic", "openrouter", "openai_compat"] = "auto"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    context_length: PositiveInt | None = None
+    timeout: Annotated[float, Field(gt=0)] = 120.0
+
+
+class AuxiliarySettings(_Section):
+    compression: AuxiliaryTask = Field(default_factory=AuxiliaryTask)
+
+
+class PromptCachingSettings(_Section):
+    cache_ttl: Literal["auto", "5m", "1h"] = "auto"
+
+
+class CompressorEngineSettings(_Section):
+    """Tuning of the built-in compressor's failure handling (``context.compressor``)."""
+
+    retry_delays: list[Annotated[float, Field(ge=0)]] = Field(
+        default_factory=lambda: [2.0, 8.0, 20.0]
+    )
+    cooldown_seconds: Annotated[float, Field(ge=0)] = 600.0
+
+
+class ContextSettings(BaseModel):
+    """``context.engine`` plus one section per engine (``context.<engine>``)."""
+
+    model_config = ConfigDict(extra="allow")
+    engine: str = "compressor"
+    compressor: CompressorEngineSettings = Field(default_factory=CompressorEngineSettings)
+
+    def engine_section(self, name: str) -> dict[str, Any]:
+        """The engine's own settings (``context.<name>``), empty when absent."""
+        if name == "compressor":
+            return self.compressor.model_dump()
+        extra = self.model_extra or {}
+        section = extra.get(name) or {}
+        return dict(section)
+
+
+# ``platforms.<name>``: one section per platform, each the settings model registered with the
+# platform (gateway/platforms/registry.py), so adding a platform never touches this module.
+if TYPE_CHECKING:
+    PlatformSettings = _Section
+else:
+    PlatformSettings = PLATFORMS.settings_model()
+
+
+class DatabaseSettings(_Section):
+    url: str | None = None
+
+
+class AgentSettings(_Section):
+    system_prompt: str = (
+        "You are Hermes, a helpful assistant reachable from chat apps. Answer concisely."
+    )
+    max_iterations: Annotated[int, Field(ge=1, le=200)] = 20
+    tools: list[str] = Field(default_factory=lambda: ["current_time", "calculator"])
+
+
+class LoggingSettings(_Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    file: str | None = None
+    max_bytes: Annotated[int, Field(ge=1024)] = 10 * 1024 * 1024
+    backups: Annotated[int, Field(ge=0)] = 5
+    format: Literal["text", "json"] = "text"
+
+
+class GatewaySettings(_Section):
+    event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
+    delivery_retry_seconds: Annotated[float, Field(ge=0)] = 600.0
+    delivery_backoff_seconds: Annotated[float, Field(gt=0)] = 1.0
+    dead_letter_days: Annotated[int, Field(ge=1)] = 30
+
+
+class LimitsSettings(_Section):
+    """Spending limits in USD (None: no limit); a user over one is refused before any call."""
+
+    daily_usd_per_user: Annotated[float, Field(gt=0)] | None = None
+    monthly_usd_total: Annotated[float, Field(gt=0)] | None = None
+    admins_exempt: bool = True
+
+
+class TranscriptionSettings(_Section):
+    """An OpenAI-compatible ``/audio/transcriptions`` endpoint for voice notes (None: off)."""
+
+    base_url: str | None = None
+    model: str = "whisper-1"
+    api_key_env: str | None = None
+
+
+class MediaSettings(_Section):
+    """Photos, documents and voice notes: where their bytes are kept and what is read."""
+
+    blob_dir: str | None = None
+    max_download_mb: Annotated[float, Field(gt=0)] = 20.0
+    discord_max_download_mb: Annotated[float, Field(gt=0)] = 25.0
+    max_image_edge: Annotated[int, Field(ge=200, le=8000)] = 1568
+    max_photo_pixels: Annotated[int, Field(ge=10_000)] = 4_000_000
+    max_image_bytes: Annotated[int, Field(ge=100_000)] = 3_750_000
+    max_text_file_kb: Annotated[int, Field(ge=1)] = 200
+    transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
+
+    def download_limit_mb(self, platform: str) -> float:
+        """The largest file (MB) downloaded from ``platform``."""
+        return self.discord_max_download_mb if platform == "discord" else self.max_download_mb
+
+    def blob_path(self) -> Path:
+        """The blob folder: ``blob_dir`` (``~`` expanded), else ``$HERMES_HOME/media``."""
+        if self.blob_dir:
+            return Path(os.path.expanduser(self.blob_dir))
+        return hermes_home() / "media"
+
+
+class Config(_Section):
+    """The whole validated configuration."""
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    compression: CompressionSettings = Field(default_factory=CompressionSettings)
+    auxiliary: AuxiliarySettings = Field(default_factory=AuxiliarySettings)
+    prompt_caching: PromptCachingSettings = Field(default_factory=PromptCachingSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    platforms: PlatformSettings = Field(default_factory=PlatformSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    logging: LoggingSettings = Field(default_factory=LoggingSettings)
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    media: MediaSettings = Field(default_factory=MediaSettings)
+
+    source: str = Field(default="built-in defaults", exclude=True)
+
+
+def config_model() -> type[Config]:
+    """The schema as the platform registry stands now: :class:`Config` itself, or (when a
+    platform was registered after this module was imported) a subclass whose ``platforms``
+    section has that platform's settings too."""
+    platforms = PLATFORMS.settings_model()
+    return Config if platforms is PlatformSettings else _config_with_platforms(platforms)
+
+
+@cache
+def _config_with_platforms(platforms: type[BaseModel]) -> type[Config]:
+    field = (platforms, Field(default_factory=platforms))
+    return create_model("Config", __base__=Config, platforms=field)  # type: ignore[call-overload,no-any-return]
+
+
+def hermes_home() -> Path:
+    """``$HERMES_HOME``, else ``~/.hermes``."""
+    return Path(os.environ.get("HERMES_HOME") or os.path.expanduser(DEFAULT_HERMES_HOME))
+
+
+def _model_for_path(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = config_model()
+    for part in loc:
+        if model is None or not isinstance(part, str):
+            return None
+        field = model.model_fields.get(part)
+        if field is None:
+            return model
+        annotation = field.annotation
+        model = (
+            annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel)
+            else None
+        )
+    return model
+
+
+def _describe_error(err: Any) -> str:
+    loc = tuple(err["loc"])
+    path = ".".join(str(p) for p in loc)
+    kind = err["type"]
+    got = err.get("input")
+    if kind == "extra_forbidden":
+        parent = _model_for_path(loc[:-1])
+        names = list(parent.model_fields) if parent else []
+        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        return f"{path}: unknown key{hint}"
+    message = err["msg"].removeprefix("Value error, ")
+    if kind == "literal_error":
+        message = message.replace("Input should be", "must be")
+        return f"{path}: {message} (got {got!r})"
+    if kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
+        return f"{path}: {message.replace('Input should be', 'must be')} (got {got})"
+    if kind.endswith("_type") or kind.endswith("_parsing"):
+        return f"{path}: {message.replace('Input should be', 'must be')} (got {got!r})"
+    return f"{path}: {message}"
+
+
+def parse_config(data: Any, *, source: str = "<memory>") -> Config:
+    """Validate a mapping; raise :class:`ConfigError` naming the first bad key."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of sections")
+    try:
+        config = config_model().model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(_describe_error(first)) from None
+    for name, section in (config.context.model_extra or {}).items():
+        if not isinstance(section, dict):
+            raise ConfigError(f"context.{name}: must be a mapping of engine settings")
+    config.source = source
+    return config
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Load, validate and return the configuration; also loads ``.env`` files into the env."""
+    load_dotenv(Path.cwd() / ".env", override=False)
+    load_dotenv(hermes_home() / ".env", override=False)
+    candidate = Path(path) if path else hermes_home() / "config.yaml"
+    if path and not candidate.is_file():
+        raise ConfigError(f"config file not found: {candidate}")
+    if not candidate.is_file():
+        return parse_config({}, source="built-in defaults")
+    try:
+        data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{candidate}:{where} is not valid YAML") from None
+    return parse_config(data, source=str(candidate))
+
+
+def require_secret(env_name: str, what: str) -> str:
+    """The value of a secret's environment variable, or a clear error naming it."""
+    value = os.environ.get(env_name, "").strip()
+    if not value:
+        raise MissingSecretError(
+            f"{what} is not set: export {env_name}=... or put it in a .env file"
+        )
+    return value
+
+
+SECRET_HINTS = ("token", "key", "secret", "password")
+
+
+def masked_config(config: Config) -> dict[str, Any]:
+    """The effective configuration as a dict, with any secret-looking values masked."""
+    data = config.model_dump(mode="json")
+
+    def mask(node: Any, key: str = "") -> Any:
+        if isinstance(node, dict):
+            return {k: mask(v, k) for k, v in node.items()}
+        if isinstance(node, list):
+            return [mask(v, key) for v in node]
+        lowered = key.lower()
+        if isinstance(node, str) and any(h in lowered for h in SECRET_HINTS):
+            if lowered.endswith("_env"):
+                return node
+            return "***"
+        return node
+
+    masked = mask(data)
+    if isinstance(masked.get("database"), dict) and masked["database"].get("url"):
+        masked["database"]["url"] = mask_url(masked["database"]["url"])
+    return masked
+
+
+def mask_url(url: str) -> str:
+    """Hide a password embedded in a database URL."""
+    if "://" in url and "@" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return url

@@ -1,0 +1,1 @@
+"""Replies out: planned in the store, sent, edited live, resumed."""

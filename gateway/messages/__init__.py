@@ -1,0 +1,1 @@
+"""Value types that cross the gateway's layers: inbound messages, dead letters."""

@@ -1,0 +1,1 @@
+"""Discord: adapter, intake, live replies, media, settings."""

@@ -1,0 +1,1 @@
+"""Telegram: adapter, intake, polling, webhook, media, settings."""

@@ -1,0 +1,1 @@
+"""Numbers read from the store: usage, costs, health."""

@@ -1,0 +1,1 @@
+"""The daemon: the Gateway core, session workers, resume, process plumbing."""

@@ -1,0 +1,49 @@
+"""Opening and closing the pieces a command needs: store, repository, services, sessions."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from gateway.config.schema import Config
+from gateway.runtime.log_setup import QUIET_LIBRARIES, configure_logging
+from gateway.sessions.manager import SessionManager
+from gateway.sessions.services import AgentServices, build_services
+from gateway.store.db import Store, database_url, open_store
+from gateway.store.repository import Repository
+from gateway.text.redaction import install_log_sanitizer
+
+__all__ = ["QUIET_LIBRARIES", "App", "configure_logging", "database_url", "open_app"]
+
+
+@dataclass(slots=True)
+class App:
+    """Everything a running command shares."""
+
+    config: Config
+    store: Store
+    repo: Repository
+    services: AgentServices
+    sessions: SessionManager
+
+
+@asynccontextmanager
+async def open_app(config: Config) -> AsyncIterator[App]:
+    """Open the store (applying migrations), build services and a session manager.
+
+    Secrets are masked in the log from here on, also when the caller configured logging itself.
+    """
+    install_log_sanitizer(config)
+    store = await open_store(database_url(config))
+    try:
+        repo = Repository(store)
+        services = build_services(config, repo)
+        sessions = SessionManager(services)
+        try:
+            yield App(config, store, repo, services, sessions)
+        finally:
+            await sessions.close()
+            await services.aclose()
+    finally:
+        await store.close()

@@ -1,0 +1,1 @@
+"""One conversation: its runtime, engine, model, hygiene and records."""

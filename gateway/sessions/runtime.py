@@ -1,0 +1,374 @@
+"""One chat session at run time: its stored record, in-context messages, engine and agent loop.
+
+Everything here is rebuilt from the store on demand, so a session evicted from memory or a
+restarted daemon carries on where it was (context, summary, cooldowns and all).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.engines.context_engine import ContextEngine
+from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
+from agent.policy.scheduler import CompactionScheduler
+from agent.policy.session_clock import SENT_AT_KEY, SessionClock
+from agent.policy.session_policy import SessionPolicy
+from agent.tools import build_registry
+from agent.types import (
+    CompactionResult,
+    CompactionTrigger,
+    Message,
+    MessageBookkeeping,
+    UserContent,
+)
+from gateway.media.blobs import BlobStore, hydrate_context
+from gateway.sessions.compaction_notice import compaction_notices
+from gateway.sessions.engine_factory import build_engine
+from gateway.sessions.hygiene import needs_hygiene
+from gateway.sessions.model_choice import SessionModel
+from gateway.sessions.recorder import StoreRecorder
+from gateway.sessions.services import AgentServices, current_session_id
+from gateway.store.records import InboundLink, SessionRecord
+
+log = logging.getLogger(__name__)
+
+STOPPED_NOTE = "(The user stopped this answer with /stop before it was given.)"
+
+
+@dataclass(slots=True)
+class SessionAddress:
+    """Where a session lives: its key and the platform coordinates it was created from."""
+
+    key: str
+    platform: str
+    chat_id: str
+    user_id: str | None = None
+
+    @property
+    def user_key(self) -> str | None:
+        """``platform:user_id`` of the user writing (usage and budgets are theirs)."""
+        return f"{self.platform}:{self.user_id}" if self.user_id else None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSource:
+    """The inbound messages a turn's user text was merged from.
+
+    ``stored_message_id`` is the user message a run interrupted by a crash already stored for
+    them (None for a new turn).
+    """
+
+    link: InboundLink
+    stored_message_id: int | None = None
+
+
+@dataclass(slots=True)
+class TurnReply:
+    """What the user gets back from one turn."""
+
+    text: str
+    notices: list[str] = field(default_factory=list)
+    result: TurnResult | None = None
+    hygiene: CompactionResult | None = None
+    policy: CompactionResult | None = None
+    """The context policy's compaction applied before the turn (``cold_start``, ``idle``)."""
+
+
+def _user_message(text: UserContent, source: TurnSource | None) -> Message:
+    message: Message = {"role": "user", "content": text}
+    if source is not None and source.link.platform_message_ids:
+        links: MessageBookkeeping = {
+            "_platform_message_id": source.link.platform_message_ids[-1],
+            "_answers": source.link,
+        }
+        message.update(links)
+    return message
+
+
+class SessionRuntime:
+    """A loaded session: run turns, compact on demand, report usage and status."""
+
+    def __init__(
+        self,
+        services: AgentServices,
+        record: SessionRecord,
+        context: list[Message],
+        engine: ContextEngine,
+        clock: SessionClock | None = None,
+        user_times: Sequence[float] = (),
+        model: SessionModel | None = None,
+    ) -> None:
+        self.services = services
+        self.record = record
+        self.model = model or services.models.get(record.model)
+        """The session's model (``/model``): its provider, window, caching and prices."""
+        self.context = context
+        self.engine = engine
+        self.clock = clock or SessionClock.measured_by(context, services.elapsed)
+        """The session's time, from its messages' platform times (never the wall clock)."""
+        self._saved_engine_state: dict[str, Any] = dict(record.engine_state or {})
+        config = services.config
+        self.policy = SessionPolicy(
+            services.policy_settings, self.model.info, services.summary_model, user_times
+        )
+        recorder = StoreRecorder(
+            services.repo,
+            record.id,
+            self.model.info,
+            self.model.provider.name,
+            self._cache_ttl,
+        )
+        self.recorder = recorder
+        tools = build_registry(config.agent.tools)
+        if engine.get_tool_schemas():
+            tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
+        self.loop = AgentLoop(
+            self.model.provider,
+            engine,
+            tools,
+            recorder,
+            LoopSettings(
+                max_tokens=config.model.max_tokens,
+                max_iterations=config.agent.max_iterations,
+                cache_policy=self.model.cache_policy,
+                cache_ttl=self._cache_ttl,
+            ),
+        )
+        self.compactions = CompactionScheduler(
+            self.loop,
+            self.context,
+            self.policy,
+            self.clock,
+            self._engine_copy,
+            self.model.context_length,
+        )
+        self.loop.defer = self.compactions.defer_for_window
+
+    @property
+    def session_id(self) -> int:
+        return self.record.id
+
+    def _cache_ttl(self) -> str:
+        """The tier of the session's requests now: fixed, or chosen from its message times."""
+        return self.policy.ttl
+
+    @classmethod
+    async def open(
+        cls, services: AgentServices, address: SessionAddress, *, fresh: bool = False
+    ) -> SessionRuntime:
+        """Load the active session for ``address`` (or start a new one with ``fresh``)."""
+        repo = services.repo
+        engine_name = services.config.context.engine
+        make = repo.start_new_session if fresh else repo.get_or_create_session
+        record = await make(
+            address.key,
+            platform=address.platform,
+            chat_id=address.chat_id,
+            user_id=address.user_id,
+            engine=engine_name,
+        )
+        if record.engine != engine_name:
+            await repo.update_session(record.id, engine=engine_name)
+        context = await repo.load_context(record.id)
+        hydrate_context(context, BlobStore(services.config.media.blob_path()))
+        clock = SessionClock.measured_by(context, services.elapsed)
+        model = services.models.get(record.model)
+        engine = build_engine(services, engine_name, clock, model.context_length)
+        await engine.on_session_start(record.id, dict(record.engine_state or {}))
+        engine.prompt_size.restore(record.last_prompt_tokens)
+        user_times = await repo.user_message_times(record.id)
+        runtime = cls(services, record, context, engine, clock, user_times, model)
+        await runtime._ensure_consistent()
+        return runtime
+
+    async def _ensure_consistent(self) -> None:
+        recorder = self.loop.recorder
+        if not self.context:
+            system = {"role": "system", "content": self.services.config.agent.system_prompt}
+            await recorder.record_messages([system])
+            self.context.append(system)
+        stubs = missing_tool_results(self.context)
+        if stubs:
+            await recorder.record_messages(stubs)
+            self.context.extend(stubs)
+
+    async def run_turn(
+        self, text: UserContent, *, source: TurnSource | None = None, sent_at: float | None = None
+    ) -> TurnReply:
+        """Store the user's message, run hygiene, then one agent turn.
+
+        ``text`` is the message's content: a string, or content parts (attachments, text).
+        The message is stored first, so nothing received is ever lost, and hygiene compacts
+        with it in view (the previous turn is complete, so all of it may be summarised). With
+        the ``source`` of a turn a crash interrupted after its message was stored, the turn
+        resumes from the stored context instead of storing the text twice (and a stored
+        answer that was never delivered is returned without calling the model).
+        ``sent_at`` is the platform's time of the message (epoch seconds), stored with it and
+        the session's clock from then on.
+        """
+        token = current_session_id.set(self.session_id)
+        try:
+            async with self.compactions.lock:
+                return await self._run_turn(text, source, sent_at)
+        finally:
+            current_session_id.reset(token)
+
+    async def _run_turn(
+        self, text: UserContent, source: TurnSource | None, sent_at: float | None
+    ) -> TurnReply:
+        reply = TurnReply(text="")
+        last_call_at = self.clock.newest
+        stored_at = self._stored_position(source)
+        resumed = stored_at is not None
+        now = sent_at if sent_at is not None else self.clock.now()
+        gap_compacted = False if resumed else self.compactions.at_message(now)
+        if stored_at is not None:
+            last = self.context[-1]
+            answered = stored_at < len(self.context) - 1
+            if answered and last.get("role") == "assistant" and not last.get("tool_calls"):
+                # Answered before the crash but never delivered: deliver the stored answer.
+                reply.text = str(last.get("content") or "")
+                return reply
+            log.info("session %s: resuming an interrupted turn", self.session_id)
+        else:
+            message = _user_message(text, source)
+            if sent_at is not None:
+                message[SENT_AT_KEY] = sent_at
+            await self.loop.add_user_message(self.context, message)
+            self.policy.note_message(sent_at)
+        self.clock.observe(sent_at)
+        waited = 0.0
+        if not resumed:
+            before = await self.compactions.before_turn(
+                last_call_at=last_call_at, now=now, gap_compacted=gap_compacted
+            )
+            reply.policy = before.applied
+            waited += before.waited_seconds
+            self.recorder.mark_visit_start(self._starts_visit(last_call_at, now))
+        started = time.perf_counter()
+        reply.hygiene = await self.maybe_hygiene()
+        waited += time.perf_counter() - started
+        result = await self.loop.run_turn(self.context, None)
+        result.wait_seconds += waited
+        reply.result = result
+        reply.text = result.reply
+        notify = self.services.config.compression.notify
+        reply.notices.extend(compaction_notices(self.loop.take_compactions(), notify=notify))
+        await self.save_engine_state()
+        self.compactions.schedule_idle()
+        return reply
+
+    def _starts_visit(self, last_call_at: float | None, now: float) -> bool:
+        """Whether this message opens a visit: its cache went cold since the last model call
+        (by message times, on the tier that call used), or the session never called the model."""
+        if last_call_at is None:
+            return not any(m.get("role") == "assistant" for m in self.context)
+        return self.policy.cache_is_cold(last_call_at, now)
+
+    def _stored_position(self, source: TurnSource | None) -> int | None:
+        """Where in the context the turn's user message already is (stored before a crash).
+
+        Known by the row the inbound messages point at; for messages recorded before they
+        did, by the platform id on the newest user message.
+        """
+        if source is None:
+            return None
+        if source.stored_message_id is not None:
+            for index in range(len(self.context) - 1, -1, -1):
+                if self.context[index].get("_id") == source.stored_message_id:
+                    return index
+            log.warning(
+                "session %s: stored message %s of a resumed turn is no longer in context",
+                self.session_id,
+                source.stored_message_id,
+            )
+        for index in range(len(self.context) - 1, -1, -1):
+            message = self.context[index]
+            if message.get("role") == "user" and message.get("_kind") is None:
+                stored_id = message.get("_platform_message_id")
+                return index if stored_id in source.link.platform_message_ids else None
+        return None
+
+    async def maybe_hygiene(self) -> CompactionResult | None:
+        """Compact when the session is at 85% of the model's context (hygiene), or at the
+        engine's threshold: before the turn only when the prompt would not fit the window,
+        else beside the turn (waiting for it briefly, like a policy compaction)."""
+        config = self.services.config
+        trigger: CompactionTrigger
+        if needs_hygiene(
+            self.context,
+            last_prompt_tokens=self.engine.last_prompt_tokens,
+            context_length=self.model.context_length,
+            compression_enabled=config.compression.enabled,
+        ):
+            trigger = "hygiene"
+        elif self.engine.should_compress(self.loop.current_prompt_tokens()):
+            trigger = "agent"
+        else:
+            return None
+        in_flight = self.compactions.pending is not None  # waited for already, if at all
+        if self.compactions.defer_for_window(trigger):
+            return None if in_flight else (await self.compactions.wait_pending()).applied
+        if trigger == "agent":
+            return None  # the loop compacts before its first call, as it always has
+        log.info("session %s: hygiene compaction before the turn", self.session_id)
+        return await self.loop.compact(self.context, "hygiene")
+
+    async def compress(self, focus: str | None) -> CompactionResult:
+        """Manual compaction (``/compress [focus]``)."""
+        token = current_session_id.set(self.session_id)
+        try:
+            async with self.compactions.lock:
+                result = await self.loop.compact(self.context, "manual", focus_topic=focus or None)
+                await self.save_engine_state()
+                return result
+        finally:
+            current_session_id.reset(token)
+
+    def _engine_copy(self) -> ContextEngine:
+        """A fresh engine in this one's state, for a compaction beside the turns."""
+        copy = build_engine(
+            self.services,
+            self.services.config.context.engine,
+            self.clock,
+            self.model.context_length,
+        )
+        copy.load_state(self.engine.get_state())
+        copy.prompt_size.restore(self.engine.prompt_size.current)
+        return copy
+
+    async def save_engine_state(self) -> None:
+        """Persist the engine's state (summary, cooldowns) with the session, when it changed."""
+        state = self.engine.get_state()
+        if state != self._saved_engine_state:
+            await self.services.repo.update_session(self.session_id, engine_state=state)
+            self._saved_engine_state = state
+
+    async def reload(self) -> None:
+        """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""
+        self.context[:] = await self.services.repo.load_context(self.session_id)
+        hydrate_context(self.context, BlobStore(self.services.config.media.blob_path()))
+        self.loop.provider_session.reset()
+        await self._ensure_consistent()
+
+    async def after_stop(self) -> None:
+        """After a turn was cancelled (``/stop``, Ctrl-C in the terminal): the context read
+        again from the store, and the unanswered message marked (:meth:`mark_stopped`)."""
+        await self.reload()
+        await self.mark_stopped()
+
+    async def mark_stopped(self) -> None:
+        """After ``/stop``: a user message left without an answer gets a short assistant note,
+        so the next turn does not merge it with the new message and the model knows why."""
+        if self.context and self.context[-1].get("role") == "user":
+            note: Message = {"role": "assistant", "content": STOPPED_NOTE}
+            await self.loop.recorder.record_messages([note])
+            self.context.append(note)
+
+    async def close(self) -> None:
+        await self.compactions.close()
+        await self.engine.on_session_end(self.session_id)

@@ -1,0 +1,1 @@
+"""The vocabulary every concern declares its configuration section with."""

@@ -1,0 +1,1 @@
+"""Pure text functions: splitting at platform limits, markdown, secret redaction."""
