@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from agent.tools.registry import Tool, ToolError
+from agent.tools.registry import Tool, ToolError, ToolRegistry
 
 MAX_EXPONENT = 1_000
 MAX_EXPRESSION_CHARS = 500
@@ -120,3 +120,15 @@ BUILTIN_TOOLS: dict[str, Tool] = {
         calculator,
     ),
 }
+
+
+def build_registry(names: list[str]) -> ToolRegistry:
+    """A registry with the named built-in tools; an unknown name is a ValueError."""
+    registry = ToolRegistry()
+    for name in names:
+        if name not in BUILTIN_TOOLS:
+            raise ValueError(
+                f"unknown tool {name!r} (built-ins: {', '.join(sorted(BUILTIN_TOOLS))})"
+            )
+        registry.add(BUILTIN_TOOLS[name])
+    return registry

@@ -107,17 +107,3 @@ def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise ValueError("arguments must be a JSON object")
     return parsed
-
-
-def build_registry(names: list[str]) -> ToolRegistry:
-    """A registry with the named built-in tools; an unknown name is a ValueError."""
-    from agent.tools.builtins import BUILTIN_TOOLS
-
-    registry = ToolRegistry()
-    for name in names:
-        if name not in BUILTIN_TOOLS:
-            raise ValueError(
-                f"unknown tool {name!r} (built-ins: {', '.join(sorted(BUILTIN_TOOLS))})"
-            )
-        registry.add(BUILTIN_TOOLS[name])
-    return registry

@@ -9,9 +9,8 @@ from agent.model_table import lookup_model
 from agent.prompt_caching import caching_policy, caching_status_line
 from agent.tokens import count_text_tokens
 from gateway.cli.doctor_probes import FAIL, OK, WARN, probe_models
-from gateway.config.schema import Config, mask_url
+from gateway.config.schema import Config, database_url, mask_url
 from gateway.platforms.registry import PLATFORMS
-from gateway.runtime.app import database_url
 
 
 def _secret_check(env_name: str, what: str) -> tuple[str, str]:

@@ -179,7 +179,7 @@ def _sessions_quick(config: Config, args: argparse.Namespace) -> int | None:
     loop (a third of the time); None when the database needs the usual way."""
     if args.action != "list":
         return None
-    from gateway.store.locations import database_url
+    from gateway.config.schema import database_url
     from gateway.store.sqlite_listing import quick_session_list
 
     listed = quick_session_list(database_url(config), SESSION_LIST_LIMIT)
@@ -197,7 +197,8 @@ def _print_sessions(sessions: Iterable[SessionSummary]) -> None:
 
 
 async def _sessions(config: Config, args: argparse.Namespace) -> int:
-    from gateway.store.db import database_url, open_store
+    from gateway.config.schema import database_url
+    from gateway.store.db import open_store
     from gateway.store.repository import Repository
 
     store = await open_store(database_url(config))
@@ -254,8 +255,7 @@ async def _backup(config: Config, args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gateway.cli.backup import BackupError, backup_sqlite
-    from gateway.config.schema import mask_url
-    from gateway.store.db import database_url
+    from gateway.config.schema import database_url, mask_url
     from gateway.store.locations import sqlite_path
 
     url = database_url(config)
@@ -283,9 +283,8 @@ async def _restore(config: Config, args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gateway.cli.backup import BackupError, restore_sqlite
-    from gateway.config.schema import hermes_home
+    from gateway.config.schema import database_url, hermes_home
     from gateway.runtime.daemon_lock import running_daemon
-    from gateway.store.db import database_url
     from gateway.store.locations import sqlite_path
 
     database = sqlite_path(database_url(config))
@@ -337,8 +336,8 @@ async def _plugins(config: Config, args: argparse.Namespace) -> int:
 
 
 async def _db(config: Config, args: argparse.Namespace) -> int:
-    from gateway.config.schema import mask_url
-    from gateway.store.db import database_url, upgrade_database
+    from gateway.config.schema import database_url, mask_url
+    from gateway.store.db import upgrade_database
 
     url = database_url(config)
     head = await upgrade_database(url)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 
 from gateway.commands.users import parse_user
-from gateway.config.schema import Config
+from gateway.config.schema import Config, database_url
 from gateway.platforms.registry import PLATFORMS
-from gateway.store.db import database_url, open_store
+from gateway.store.db import open_store
 from gateway.store.repository import Repository
 from gateway.users.access import usage_window
 

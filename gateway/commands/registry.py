@@ -14,40 +14,18 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from gateway.messages.command_call import Command, parse_call
+
 if TYPE_CHECKING:
     from gateway.sessions.manager import SessionManager
     from gateway.sessions.runtime import SessionAddress
 
-_CALL = re.compile(r"/([A-Za-z0-9_]{1,32})(?:@(\S*))?(?:\s+(.*))?", re.DOTALL)
-"""``/name``, optionally ``@bot`` (Telegram groups), then the argument after whitespace."""
 UNKNOWN_TEXT = "Unknown command /{name}; /help lists them."
 ADMIN_ONLY_TEXT = "/{name} is for the bot's admins only."
 HELP_HEADER = "Commands:"
 
 Permission = Literal["everyone", "admin"]
 """Who may use a command: anyone allowed to talk to the bot, or its admins (``admin_users``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """One command call as written: its name (lower case) and the text after it.
-
-    ``target`` is the bot a Telegram group command was addressed to (``/new@name``)."""
-
-    name: str
-    argument: str
-    target: str | None = None
-
-
-def parse_call(text: str) -> Command | None:
-    """``/compress focus`` -> Command("compress", "focus"); None for ordinary text.
-
-    Any well-formed name is a call (known or not); ``/path/to/file`` is ordinary text."""
-    match = _CALL.fullmatch(text.strip())
-    if match is None:
-        return None
-    name, target, argument = match.groups()
-    return Command(name.lower(), (argument or "").strip(), target or None)
 
 
 class CommandHost(Protocol):

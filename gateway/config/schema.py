@@ -26,18 +26,16 @@ from pydantic import (
 )
 
 from gateway.platforms.registry import PLATFORMS
+from gateway.settings.home import DEFAULT_HERMES_HOME as DEFAULT_HERMES_HOME
+from gateway.settings.home import default_database_url
+from gateway.settings.home import hermes_home as hermes_home
+from gateway.settings.media import MediaSettings as MediaSettings
+from gateway.settings.media import TranscriptionSettings as TranscriptionSettings
+from gateway.settings.secrets import ConfigError as ConfigError
+from gateway.settings.secrets import MissingSecretError as MissingSecretError
+from gateway.settings.secrets import require_secret as require_secret
 from gateway.settings.sections import PlatformSection as PlatformSection  # re-exported
 from gateway.settings.sections import Section as _Section
-
-DEFAULT_HERMES_HOME = "~/.hermes"
-
-
-class ConfigError(Exception):
-    """The configuration is invalid; the message names the key path and the problem."""
-
-
-class MissingSecretError(ConfigError):
-    """A required secret is not set in the environment or ``.env``."""
 
 
 def _fraction(value: float) -> float:
@@ -184,37 +182,6 @@ class LimitsSettings(_Section):
     admins_exempt: bool = True
 
 
-class TranscriptionSettings(_Section):
-    """An OpenAI-compatible ``/audio/transcriptions`` endpoint for voice notes (None: off)."""
-
-    base_url: str | None = None
-    model: str = "whisper-1"
-    api_key_env: str | None = None
-
-
-class MediaSettings(_Section):
-    """Photos, documents and voice notes: where their bytes are kept and what is read."""
-
-    blob_dir: str | None = None
-    max_download_mb: Annotated[float, Field(gt=0)] = 20.0
-    discord_max_download_mb: Annotated[float, Field(gt=0)] = 25.0
-    max_image_edge: Annotated[int, Field(ge=200, le=8000)] = 1568
-    max_photo_pixels: Annotated[int, Field(ge=10_000)] = 4_000_000
-    max_image_bytes: Annotated[int, Field(ge=100_000)] = 3_750_000
-    max_text_file_kb: Annotated[int, Field(ge=1)] = 200
-    transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
-
-    def download_limit_mb(self, platform: str) -> float:
-        """The largest file (MB) downloaded from ``platform``."""
-        return self.discord_max_download_mb if platform == "discord" else self.max_download_mb
-
-    def blob_path(self) -> Path:
-        """The blob folder: ``blob_dir`` (``~`` expanded), else ``$HERMES_HOME/media``."""
-        if self.blob_dir:
-            return Path(os.path.expanduser(self.blob_dir))
-        return hermes_home() / "media"
-
-
 class Config(_Section):
     """The whole validated configuration."""
 
@@ -248,9 +215,9 @@ def _config_with_platforms(platforms: type[BaseModel]) -> type[Config]:
     return create_model("Config", __base__=Config, platforms=field)  # type: ignore[call-overload,no-any-return]
 
 
-def hermes_home() -> Path:
-    """``$HERMES_HOME``, else ``~/.hermes``."""
-    return Path(os.environ.get("HERMES_HOME") or os.path.expanduser(DEFAULT_HERMES_HOME))
+def database_url(config: Config) -> str:
+    """The configured ``database.url``, else SQLite under ``$HERMES_HOME``."""
+    return config.database.url or default_database_url(hermes_home())
 
 
 def _model_for_path(loc: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -326,16 +293,6 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{candidate}:{where} is not valid YAML") from None
     return parse_config(data, source=str(candidate))
-
-
-def require_secret(env_name: str, what: str) -> str:
-    """The value of a secret's environment variable, or a clear error naming it."""
-    value = os.environ.get(env_name, "").strip()
-    if not value:
-        raise MissingSecretError(
-            f"{what} is not set: export {env_name}=... or put it in a .env file"
-        )
-    return value
 
 
 SECRET_HINTS = ("token", "key", "secret", "password")

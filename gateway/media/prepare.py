@@ -26,7 +26,6 @@ from agent.attachments import (
     placeholder_part,
 )
 from agent.model_table import ModelInfo
-from gateway.config.schema import MediaSettings
 from gateway.media import notices
 from gateway.media.blobs import BlobStore
 from gateway.media.images import UnreadableImage, prepare_image
@@ -35,6 +34,7 @@ from gateway.messages.attachments import READABLE_WITHOUT_VOICE, unsupported_rep
 from gateway.messages.failures import failure_summary
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.media_items import AUDIO, DOCUMENT, PHOTO, VOICE, MediaItem, MediaUnavailable
+from gateway.settings.media import MediaSettings
 
 log = logging.getLogger(__name__)
 

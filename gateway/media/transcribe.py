@@ -7,7 +7,7 @@ import os
 
 import openai
 
-from gateway.config.schema import TranscriptionSettings
+from gateway.settings.media import TranscriptionSettings
 
 TRANSCRIPTION_TIMEOUT_SECONDS = 120.0
 """One transcription call; a minute-long voice note takes seconds on a local server."""

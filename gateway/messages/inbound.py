@@ -6,7 +6,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from gateway.commands.registry import Command, parse_call
+from gateway.messages.command_call import Command, parse_call
 from gateway.messages.media_items import MediaItem
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
-from gateway.commands import CommandRegistry, default_registry
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.media_items import MediaItem, MediaUnavailable
 from gateway.messages.quarantine import DeadLetter, QuarantineCallback
@@ -71,6 +71,44 @@ class LiveMode:
     """Seconds between two updates of the chat (the platform's flood limit for edits)."""
 
 
+class CommandMenu(Protocol):
+    """What an adapter needs of the runner's commands: which texts call one of them (a group
+    message calling the bot's command is for the bot) and the menu a platform shows."""
+
+    def parse(self, text: str, bot_username: str | None = None) -> object | None:
+        """The call of a known command in ``text``, None for anything else."""
+
+    def menu(self) -> list[tuple[str, str]]:
+        """(name, description) of the commands everyone may use."""
+
+
+class NoCommands:
+    """The command menu of an adapter built without a runner (tests, probes): none."""
+
+    def parse(self, text: str, bot_username: str | None = None) -> object | None:
+        return None
+
+    def menu(self) -> list[tuple[str, str]]:
+        return []
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterHooks:
+    """What the runner hands an adapter when it builds it: where unreadable updates are kept,
+    whom to tell when it stops for good, its commands, and where its catch-up starts."""
+
+    quarantine: QuarantineCallback | None = None
+    """Where updates that cannot be parsed or recorded are kept."""
+    on_fatal: FatalCallback | None = None
+    """Told when the adapter stopped receiving for good."""
+    commands: CommandMenu = field(default_factory=NoCommands)
+    """The commands the runner answers, for the platform's menu and addressing."""
+    catch_up_from: CatchUpSource | None = None
+    """Where the messages recorded before this run end, per chat. An adapter whose platform
+    does not redeliver what was sent while the bot was offline reads the history after them;
+    the others ignore it."""
+
+
 NETWORK_ERRORS = (OSError, TimeoutError)
 """Failures below any platform client: worth another attempt."""
 
@@ -86,18 +124,15 @@ class PlatformAdapter(abc.ABC):
     """Seconds between typing indications (they expire on the platform after a few seconds)."""
     typing_delay: float = 0.0
     """Seconds a turn runs before the first typing indication: a quick reply needs none."""
-    quarantine: QuarantineCallback | None = None
-    """Set by the runner: where updates that cannot be parsed or recorded are kept."""
-    on_fatal: FatalCallback | None = None
-    """Set by the runner: told when the adapter stopped receiving for good."""
     failure: str | None = None
     """Why the adapter stopped for good (None while it works)."""
-    commands: CommandRegistry = default_registry()
-    """Set by the runner: the commands it answers, for the platform's menu and addressing."""
-    catch_up_from: CatchUpSource | None = None
-    """Set by the runner before :meth:`start`: where the messages recorded before this run
-    end, per chat. An adapter whose platform does not redeliver what was sent while the bot
-    was offline reads the history after them; the others ignore it."""
+
+    def __init__(self, hooks: AdapterHooks | None = None) -> None:
+        hooks = hooks or AdapterHooks()
+        self.quarantine = hooks.quarantine
+        self.on_fatal = hooks.on_fatal
+        self.commands = hooks.commands
+        self.catch_up_from = hooks.catch_up_from
 
     @abc.abstractmethod
     async def start(self, on_message: InboundCallback) -> str:

@@ -24,20 +24,34 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import Field, create_model
 
 from gateway.platforms.discord.settings import DiscordSettings
 from gateway.platforms.telegram.settings import TelegramSettings
+from gateway.settings.media import MediaSettings
+from gateway.settings.secrets import require_secret
 from gateway.settings.sections import PlatformSection, Section
 
 if TYPE_CHECKING:
-    from gateway.config.schema import Config
-    from gateway.platforms.base import PlatformAdapter
+    from gateway.platforms.base import AdapterHooks, PlatformAdapter
+
+
+class Config(Protocol):
+    """What the registry reads of the configuration (the schema builds its ``platforms``
+    section from this registry, so the registry names only these two sections)."""
+
+    @property
+    def platforms(self) -> object:
+        """One settings section per registered platform, by name."""
+
+    @property
+    def media(self) -> MediaSettings:
+        """The ``media`` section, which adapters take for their download limits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +63,9 @@ class PlatformSpec:
     title: str
     """How people write the platform's name ("Telegram"), for messages."""
     adapter: str
-    """``"module:Class"`` of the adapter, constructed as ``Class(settings, token, media)``
-    (``media``: the ``media`` section of the config)."""
+    """``"module:Class"`` of the adapter, constructed as ``Class(settings, token, media,
+    hooks)`` (``media``: the ``media`` section of the config; ``hooks``: the runner's
+    :class:`~gateway.platforms.base.AdapterHooks`)."""
     probe: str | None = None
     """``"module:function"`` of its ``hermes doctor`` check, an ``async (settings, token) ->
     (status, line)`` that asks the platform whether the token works, spending nothing."""
@@ -70,16 +85,15 @@ class PlatformSpec:
             raise LookupError(f"platforms.{self.name} is not a platform section of the config")
         return section
 
-    def build_adapter(self, config: Config) -> PlatformAdapter:
-        """Import the adapter's module and construct it; reads the token from the environment
-        (:class:`~gateway.config.schema.MissingSecretError` when it is not set)."""
-        from gateway.config.schema import require_secret
-
+    def build_adapter(self, config: Config, hooks: AdapterHooks | None = None) -> PlatformAdapter:
+        """Import the adapter's module and construct it with the runner's ``hooks``; reads the
+        token from the environment (:class:`~gateway.config.schema.MissingSecretError` when
+        it is not set)."""
         settings = self.settings(config)
         token = require_secret(settings.token_env, f"the {self.title} bot token")
         module_name, class_name = self.adapter.split(":")
         adapter_class = getattr(importlib.import_module(module_name), class_name)
-        adapter: PlatformAdapter = adapter_class(settings, token, config.media)
+        adapter: PlatformAdapter = adapter_class(settings, token, config.media, hooks)
         return adapter
 
     async def check_token(self, config: Config) -> tuple[str, str] | None:
@@ -126,9 +140,15 @@ class PlatformRegistry:
         """The platforms the configuration enables."""
         return [spec for spec in self if spec.settings(config).enabled]
 
-    def build_adapters(self, config: Config) -> list[PlatformAdapter]:
-        """The adapters of every enabled platform (reads their tokens from the environment)."""
-        return [spec.build_adapter(config) for spec in self.enabled(config)]
+    def build_adapters(
+        self, config: Config, hooks: Callable[[str], AdapterHooks] | None = None
+    ) -> list[PlatformAdapter]:
+        """The adapters of every enabled platform (reads their tokens from the environment),
+        each built with ``hooks(name)``."""
+        return [
+            spec.build_adapter(config, hooks(spec.name) if hooks else None)
+            for spec in self.enabled(config)
+        ]
 
 
 @cache

@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from gateway.config.schema import Config
+from gateway.config.schema import Config, database_url
 from gateway.runtime.log_setup import QUIET_LIBRARIES, configure_logging
 from gateway.sessions.manager import SessionManager
 from gateway.sessions.services import AgentServices, build_services
-from gateway.store.db import Store, database_url, open_store
+from gateway.store.db import Store, open_store
 from gateway.store.repository import Repository
 from gateway.text.redaction import install_log_sanitizer
 

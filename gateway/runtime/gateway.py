@@ -31,7 +31,7 @@ from gateway.messages.failures import failure_summary
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.turn_text import MESSAGE_SEPARATOR as MESSAGE_SEPARATOR
 from gateway.messages.turn_text import batch_sent_at, merge_texts
-from gateway.platforms.base import DeliveryTarget, PlatformAdapter, PlatformAuthError
+from gateway.platforms.base import AdapterHooks, DeliveryTarget, PlatformAuthError
 from gateway.platforms.registry import PLATFORMS
 from gateway.reports.totals import health_text
 from gateway.runtime.app import App
@@ -79,7 +79,6 @@ class Gateway:
     def __init__(
         self,
         app: App,
-        adapters: list[PlatformAdapter] | None = None,
         *,
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         hold_seconds: float = DEFAULT_HOLD_SECONDS,
@@ -87,7 +86,8 @@ class Gateway:
     ) -> None:
         self.app = app
         self.commands = commands or default_registry()
-        self.adapters = {a.name: a for a in (adapters or PLATFORMS.build_adapters(app.config))}
+        adapters = PLATFORMS.build_adapters(app.config, self._hooks)
+        self.adapters = {adapter.name: adapter for adapter in adapters}
         sections = PLATFORMS.sections(app.config)
         self.allowlists = {
             name: Allowlist(section.allowed_users, allow_all=section.allow_all)
@@ -118,11 +118,16 @@ class Gateway:
         self._resumed_ids: set[tuple[str, str]] = set()
         self.no_adapter_left = asyncio.Event()
         """Set when every adapter has stopped for good: the daemon has nothing left to do."""
-        for adapter in self.adapters.values():
-            adapter.quarantine = self.app.repo.add_dead_letter
-            adapter.on_fatal = self._adapter_failed
-            adapter.commands = self.commands
-            adapter.catch_up_from = functools.partial(self._catch_up_start, adapter.name)
+
+    def _hooks(self, platform: str) -> AdapterHooks:
+        """What each adapter is built with: the dead-letter table, the daemon's failure
+        handling, the commands, and where its catch-up starts."""
+        return AdapterHooks(
+            quarantine=self.app.repo.add_dead_letter,
+            on_fatal=self._adapter_failed,
+            commands=self.commands,
+            catch_up_from=functools.partial(self._catch_up_start, platform),
+        )
 
     async def start(self) -> None:
         """Connect every adapter, log who we are, then handle what was left pending.

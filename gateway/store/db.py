@@ -28,10 +28,9 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import NullPool
 
 from agent.engines.plugin_migrations import PluginMigrations, find_plugin_migrations
-from gateway.config.schema import hermes_home
+from gateway.settings.home import hermes_home
 from gateway.store.locations import DATABASE_FILE_NAME as DATABASE_FILE_NAME
 from gateway.store.locations import MIGRATIONS_DIR, VERSION_LOCATIONS
-from gateway.store.locations import database_url as database_url
 from gateway.store.locations import default_database_url as default_database_url
 from gateway.store.schema_heads import is_at_head
 from gateway.store.writer import BatchWriter, T, WriteJob

@@ -7,22 +7,26 @@ a database is compared with; neither question needs SQLAlchemy or alembic to ans
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-import migrations
-from gateway.config.schema import hermes_home
+from gateway.settings.home import DATABASE_FILE_NAME as DATABASE_FILE_NAME
+from gateway.settings.home import default_database_url as default_database_url
 
-if TYPE_CHECKING:
-    from gateway.config.schema import Config
 
-DATABASE_FILE_NAME = "hermes.db"
-"""The SQLite file under ``$HERMES_HOME`` when ``database.url`` is not configured."""
+def _migrations_dir() -> Path:
+    """The ``migrations`` package's folder, found without importing it (its ``env.py`` imports
+    the store; the store must not import it back). Search locations rather than ``__file__``:
+    an editable install may expose the package as a namespace."""
+    spec = importlib.util.find_spec("migrations")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the migrations package is not installed beside the gateway")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
 
-# __path__ rather than __file__: an editable install may expose the package as a namespace.
-MIGRATIONS_DIR = Path(next(iter(migrations.__path__))).resolve()
+
+MIGRATIONS_DIR = _migrations_dir()
 """The alembic script directory (``migrations/``), wherever the package is installed."""
 VERSION_LOCATIONS = (MIGRATIONS_DIR / "versions",)
 """Every directory holding revision files: alembic reads these, and so does the quick
@@ -30,16 +34,6 @@ VERSION_LOCATIONS = (MIGRATIONS_DIR / "versions",)
 
 _SQLITE_URL = re.compile(r"sqlite(?:\+[A-Za-z0-9_]+)?://(?:/([^?]*))?(?:\?.*)?", re.DOTALL)
 """``sqlite[+driver]://[/path][?query]``: SQLAlchemy's form of a SQLite URL."""
-
-
-def default_database_url(home: Path) -> str:
-    """The SQLite URL used when no ``database.url`` is configured: ``<home>/hermes.db``."""
-    return f"sqlite+aiosqlite:///{home.expanduser() / DATABASE_FILE_NAME}"
-
-
-def database_url(config: Config) -> str:
-    """The configured ``database.url``, else SQLite under ``$HERMES_HOME``."""
-    return config.database.url or default_database_url(hermes_home())
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -11,7 +11,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from agent.providers.openai.provider import reply_from_completion, status_error
+from agent.providers.openai.response import reply_from_completion, status_error
 from agent.providers.wire_body import WireBody
 from agent.types import (
     ModelResponse,

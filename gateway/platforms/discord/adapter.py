@@ -30,10 +30,10 @@ import warnings
 import aiohttp
 import yarl
 
-from gateway.config.schema import MediaSettings
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.media_items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
+    AdapterHooks,
     CatchUpSource,
     DeliveryTarget,
     InboundCallback,
@@ -51,6 +51,7 @@ from gateway.platforms.discord.intake import (
 from gateway.platforms.discord.live import DiscordLiveReplies
 from gateway.platforms.discord.media import discord_media
 from gateway.platforms.discord.settings import DiscordSettings
+from gateway.settings.media import MediaSettings
 from gateway.text.split import DISCORD_MESSAGE_LIMIT
 
 with warnings.catch_warnings():
@@ -97,8 +98,13 @@ class DiscordAdapter(DiscordLiveReplies):
     typing_interval = TYPING_INTERVAL_SECONDS
 
     def __init__(
-        self, settings: DiscordSettings, token: str, media: MediaSettings | None = None
+        self,
+        settings: DiscordSettings,
+        token: str,
+        media: MediaSettings | None = None,
+        hooks: AdapterHooks | None = None,
     ) -> None:
+        super().__init__(hooks)
         self.settings = settings
         self.media = media or MediaSettings()
         self._token = token

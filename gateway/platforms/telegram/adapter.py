@@ -33,9 +33,9 @@ from telegram.error import (
 )
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 
-from gateway.config.schema import ConfigError, MediaSettings
 from gateway.messages.media_items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
+    AdapterHooks,
     DeliveryTarget,
     InboundCallback,
     LiveMode,
@@ -62,6 +62,8 @@ from gateway.platforms.telegram.webhook import (
     public_webhook_url,
     webhook_secret,
 )
+from gateway.settings.media import MediaSettings
+from gateway.settings.secrets import ConfigError
 from gateway.text.markdown import RENDER_MARGIN, TELEGRAM_PARSE_MODE, markdown_to_telegram
 from gateway.text.redaction import log_sanitizer
 from gateway.text.split import TELEGRAM_MESSAGE_LIMIT, utf16_len
@@ -103,8 +105,13 @@ class TelegramAdapter(PlatformAdapter):
     typing_interval = TYPING_INTERVAL_SECONDS
 
     def __init__(
-        self, settings: TelegramSettings, token: str, media: MediaSettings | None = None
+        self,
+        settings: TelegramSettings,
+        token: str,
+        media: MediaSettings | None = None,
+        hooks: AdapterHooks | None = None,
     ) -> None:
+        super().__init__(hooks)
         self.settings = settings
         self.typing_delay = settings.typing_delay
         # Typed as Any: each builder call changes ApplicationBuilder's generic parameters.

@@ -17,10 +17,9 @@ from typing import Any
 
 from telegram import Bot, Message, MessageEntity, Update
 
-from gateway.commands import CommandRegistry, default_registry
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.quarantine import DeadLetter, QuarantineCallback
-from gateway.platforms.base import InboundCallback
+from gateway.platforms.base import CommandMenu, InboundCallback, NoCommands
 from gateway.platforms.telegram.media import media_items, unread_kinds
 from gateway.text.split import utf16_len
 
@@ -87,14 +86,14 @@ class MessageReader:
         bot: Callable[[], Bot],
         *,
         per_user_sessions: bool,
-        commands: Callable[[], CommandRegistry] | None = None,
+        commands: Callable[[], CommandMenu] | None = None,
         photo_pixels: int = DEFAULT_PHOTO_PIXELS,
     ) -> None:
         self._bot = bot
         self._per_user = per_user_sessions
         self._photo_pixels = photo_pixels
-        default = default_registry()
-        self._commands = commands or (lambda: default)
+        none = NoCommands()
+        self._commands = commands or (lambda: none)
         """The runner's commands: a group message calling one of them is for the bot."""
 
     @property

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
 
-from gateway.config.schema import ConfigError
+from gateway.settings.secrets import ConfigError
 
 log = logging.getLogger(__name__)
 
