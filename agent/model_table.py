@@ -1,9 +1,12 @@
 """What the agent knows about each model: context window, list prices, minimum cacheable prefix.
 
-One table, so a price change or a new model is a one-line edit. Native Claude ids match with
-their dated suffixes (``claude-sonnet-4-5-20250929``) and ``-latest`` aliases; OpenRouter ids
-(``anthropic/claude-sonnet-4.5``) match exactly, ignoring a ``:variant`` tag. Anything else is an
-unknown model with conservative defaults and zero prices.
+List prices come from the ``genai-prices`` library (:mod:`agent.list_prices`) or an operator's
+override; this table keeps only what the library lacks: minimum cacheable lengths, whether a
+model reads images and PDFs, and context windows. Native Claude ids match with their dated
+suffixes (``claude-sonnet-4-5-20250929``) and ``-latest`` aliases; OpenRouter ids
+(``anthropic/claude-sonnet-4.5``) match exactly, ignoring a ``:variant`` tag. A model with no
+known price (a local server, a model newer than the installed library) has ``known=False`` and
+zero prices: the gateway warns about it, and refuses to start when a spending limit needs it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,33 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from agent.list_prices import (
+    CACHE_READ_MULTIPLIER,
+    CACHE_WRITE_1H_MULTIPLIER,
+    CACHE_WRITE_5M_MULTIPLIER,
+    LIBRARY_SOURCE,
+    ListPrice,
+    library_model,
+)
 from agent.types import Usage
+
+__all__ = [
+    "CACHE_READ_MULTIPLIER",
+    "CACHE_TTLS",
+    "CACHE_WRITE_1H_MULTIPLIER",
+    "CACHE_WRITE_5M_MULTIPLIER",
+    "TOKENS_PER_MTOK",
+    "UNKNOWN_CONTEXT_LENGTH",
+    "ListPrice",
+    "ModelFamily",
+    "ModelInfo",
+    "cost_usd",
+    "guess_family",
+    "lookup_model",
+    "models_of",
+    "pricing_for_call",
+    "writes_by_tier",
+]
 
 ModelFamily = Literal["claude", "gpt", "other"]
 
@@ -21,12 +50,10 @@ UNKNOWN_CONTEXT_LENGTH = 128_000
 DEFAULT_MIN_CACHEABLE_TOKENS = 1_024
 """Minimum cacheable prefix assumed when a model has no number of its own."""
 CLAUDE_CONTEXT_LENGTH = 200_000
-"""Standard Claude context window (the 1M tier needs a beta header and costs more)."""
+"""Standard Claude context window (the 1M tier needs a beta header and costs more), also for
+a Claude model the price library knows and this table does not yet."""
 
 TOKENS_PER_MTOK = 1_000_000
-CACHE_WRITE_5M_MULTIPLIER = 1.25
-CACHE_WRITE_1H_MULTIPLIER = 2.0
-CACHE_READ_MULTIPLIER = 0.1
 CACHE_TTLS = ("5m", "1h")
 
 
@@ -41,32 +68,72 @@ class ModelInfo:
     min_cacheable_tokens: int
     family: ModelFamily
     known: bool
+    """Whether the model's list prices are known (from the library or an override); an
+    unknown model costs nothing, so spending limits cannot count it."""
     vision: bool = True
     """Whether the model reads images (else it gets a placeholder naming each one)."""
     reads_pdf: bool = True
     """Whether PDFs can go to it as documents (Claude natively, GPT as file parts)."""
+    cache_read_multiplier: float = CACHE_READ_MULTIPLIER
+    """A cache read's price as a multiple of the input price."""
+    cache_write_5m_multiplier: float = CACHE_WRITE_5M_MULTIPLIER
+    """A 5-minute-tier cache write's price as a multiple of the input price."""
+    cache_write_1h_multiplier: float = CACHE_WRITE_1H_MULTIPLIER
+    """A 1-hour-tier cache write's price as a multiple of the input price."""
+    price_source: str | None = None
+    """``genai-prices``, the configuration key of an override, or None (no known price)."""
+
+    @property
+    def priced_by_override(self) -> bool:
+        """Whether the prices are the operator's (they then win over any library price)."""
+        return self.price_source not in (None, LIBRARY_SOURCE)
+
+    def with_price(self, price: ListPrice) -> ModelInfo:
+        """This model priced at ``price``."""
+        return replace(
+            self,
+            input_per_mtok=price.input_per_mtok,
+            output_per_mtok=price.output_per_mtok,
+            cache_read_multiplier=price.cache_read_multiplier,
+            cache_write_5m_multiplier=price.cache_write_5m_multiplier,
+            cache_write_1h_multiplier=price.cache_write_1h_multiplier,
+            price_source=price.source,
+            known=True,
+        )
 
 
-def _claude(id_: str, price_in: float, price_out: float, min_cache: int) -> ModelInfo:
-    return ModelInfo(id_, CLAUDE_CONTEXT_LENGTH, price_in, price_out, min_cache, "claude", True)
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """What the table keeps of a model: everything but its prices."""
+
+    id: str
+    context_length: int
+    min_cacheable_tokens: int
+    family: ModelFamily
+    vision: bool = True
+    reads_pdf: bool = True
+
+
+def _claude(id_: str, min_cache: int) -> _Entry:
+    return _Entry(id_, CLAUDE_CONTEXT_LENGTH, min_cache, "claude")
 
 
 # Native Anthropic ids, matched by prefix (see _NATIVE_SUFFIX). Minimum cacheable lengths:
 # 1,024 for Sonnet and Opus up to 4.1, 2,048 for Haiku 3.x, 4,096 for Haiku 4.5 and Opus 4.5.
-_CLAUDE_MODELS: dict[str, ModelInfo] = {
+_CLAUDE_MODELS: dict[str, _Entry] = {
     m.id: m
     for m in (
-        _claude("claude-opus-4-5", 5.0, 25.0, 4_096),
-        _claude("claude-opus-4-1", 15.0, 75.0, 1_024),
-        _claude("claude-opus-4", 15.0, 75.0, 1_024),
-        _claude("claude-sonnet-4-5", 3.0, 15.0, 1_024),
-        _claude("claude-sonnet-4", 3.0, 15.0, 1_024),
-        _claude("claude-3-7-sonnet", 3.0, 15.0, 1_024),
-        _claude("claude-3-5-sonnet", 3.0, 15.0, 1_024),
-        _claude("claude-haiku-4-5", 1.0, 5.0, 4_096),
-        _claude("claude-3-5-haiku", 0.80, 4.0, 2_048),
-        _claude("claude-3-haiku", 0.25, 1.25, 2_048),
-        _claude("claude-3-opus", 15.0, 75.0, 1_024),
+        _claude("claude-opus-4-5", 4_096),
+        _claude("claude-opus-4-1", 1_024),
+        _claude("claude-opus-4", 1_024),
+        _claude("claude-sonnet-4-5", 1_024),
+        _claude("claude-sonnet-4", 1_024),
+        _claude("claude-3-7-sonnet", 1_024),
+        _claude("claude-3-5-sonnet", 1_024),
+        _claude("claude-haiku-4-5", 4_096),
+        _claude("claude-3-5-haiku", 2_048),
+        _claude("claude-3-haiku", 2_048),
+        _claude("claude-3-opus", 1_024),
     )
 }
 
@@ -86,61 +153,61 @@ _OPENROUTER_CLAUDE_ALIASES: dict[str, str] = {
 }
 
 
-def _other(
-    id_: str,
-    ctx: int,
-    price_in: float,
-    price_out: float,
-    family: ModelFamily,
-    *,
-    vision: bool = True,
-) -> ModelInfo:
-    min_cache = DEFAULT_MIN_CACHEABLE_TOKENS
-    reads_pdf = family == "gpt"
-    return ModelInfo(id_, ctx, price_in, price_out, min_cache, family, True, vision, reads_pdf)
+def _other(id_: str, ctx: int, family: ModelFamily, *, vision: bool = True) -> _Entry:
+    return _Entry(id_, ctx, DEFAULT_MIN_CACHEABLE_TOKENS, family, vision, family == "gpt")
 
 
-# Exact ids. OpenRouter prices of open-weight models vary by upstream host: these are typical.
-_OTHER_MODELS: dict[str, ModelInfo] = {
+# Exact ids, for their context windows (the library lacks some) and whether they read images.
+_OTHER_MODELS: dict[str, _Entry] = {
     m.id: m
     for m in (
-        _other("openai/gpt-4o", 128_000, 2.50, 10.0, "gpt"),
-        _other("openai/gpt-4o-mini", 128_000, 0.15, 0.60, "gpt"),
-        _other("openai/gpt-4.1", 1_047_576, 2.0, 8.0, "gpt"),
-        _other("openai/gpt-4.1-mini", 1_047_576, 0.40, 1.60, "gpt"),
-        _other("openai/gpt-5", 400_000, 1.25, 10.0, "gpt"),
-        _other("openai/gpt-5-mini", 400_000, 0.25, 2.0, "gpt"),
-        _other("gpt-4o", 128_000, 2.50, 10.0, "gpt"),
-        _other("gpt-4o-mini", 128_000, 0.15, 0.60, "gpt"),
-        _other("gpt-4.1", 1_047_576, 2.0, 8.0, "gpt"),
-        _other("gpt-4.1-mini", 1_047_576, 0.40, 1.60, "gpt"),
-        _other("gpt-5", 400_000, 1.25, 10.0, "gpt"),
-        _other("gpt-5-mini", 400_000, 0.25, 2.0, "gpt"),
-        _other("google/gemini-2.5-pro", 1_048_576, 1.25, 10.0, "other"),
-        _other("google/gemini-2.5-flash", 1_048_576, 0.30, 2.50, "other"),
-        _other("meta-llama/llama-3.3-70b-instruct", 131_072, 0.13, 0.40, "other", vision=False),
-        _other("meta-llama/llama-3.1-8b-instruct", 131_072, 0.02, 0.05, "other", vision=False),
-        _other("deepseek/deepseek-chat", 163_840, 0.30, 0.85, "other", vision=False),
-        _other("mistralai/mistral-large", 128_000, 2.0, 6.0, "other", vision=False),
-        _other("qwen/qwen-2.5-72b-instruct", 32_768, 0.12, 0.39, "other", vision=False),
+        _other("openai/gpt-4o", 128_000, "gpt"),
+        _other("openai/gpt-4o-mini", 128_000, "gpt"),
+        _other("openai/gpt-4.1", 1_047_576, "gpt"),
+        _other("openai/gpt-4.1-mini", 1_047_576, "gpt"),
+        _other("openai/gpt-5", 400_000, "gpt"),
+        _other("openai/gpt-5-mini", 400_000, "gpt"),
+        _other("gpt-4o", 128_000, "gpt"),
+        _other("gpt-4o-mini", 128_000, "gpt"),
+        _other("gpt-4.1", 1_047_576, "gpt"),
+        _other("gpt-4.1-mini", 1_047_576, "gpt"),
+        _other("gpt-5", 400_000, "gpt"),
+        _other("gpt-5-mini", 400_000, "gpt"),
+        _other("google/gemini-2.5-pro", 1_048_576, "other"),
+        _other("google/gemini-2.5-flash", 1_048_576, "other"),
+        _other("meta-llama/llama-3.3-70b-instruct", 131_072, "other", vision=False),
+        _other("meta-llama/llama-3.1-8b-instruct", 131_072, "other", vision=False),
+        _other("deepseek/deepseek-chat", 163_840, "other", vision=False),
+        _other("mistralai/mistral-large", 128_000, "other", vision=False),
+        _other("qwen/qwen-2.5-72b-instruct", 32_768, "other", vision=False),
     )
 }
 
 # What may follow a native Claude id: an "-0" alias, a date (or Vertex "@date"), "-latest",
-# a Bedrock "-v1:0" version. Anything else (say "claude-opus-4-7") is a model we do not know.
+# a Bedrock "-v1:0" version. Anything else (say "claude-opus-4-7") is not in this table (the
+# price library may still know it).
 _NATIVE_SUFFIX = re.compile(r"^(?:-0)?(?:[-@]\d{8})?(?:-latest)?(?:-v\d+(?::\d+)?)?$")
 _PROVIDER_PREFIX = re.compile(r"^(?:[a-z]+\.)?anthropic\.")
 
 
-def _match_claude(name: str) -> ModelInfo | None:
+def _match_claude(name: str) -> _Entry | None:
     """The native Claude entry whose id is the longest prefix of ``name`` with a valid suffix."""
     bare = _PROVIDER_PREFIX.sub("", name)
-    best: ModelInfo | None = None
-    for model_id, info in _CLAUDE_MODELS.items():
+    best: _Entry | None = None
+    for model_id, entry in _CLAUDE_MODELS.items():
         if bare.startswith(model_id) and _NATIVE_SUFFIX.match(bare[len(model_id) :]):
             if best is None or len(model_id) > len(best.id):
-                best = info
+                best = entry
     return best
+
+
+def _table_entry(lowered: str) -> _Entry | None:
+    without_variant = lowered.split(":", 1)[0] if "/" in lowered else lowered
+    if without_variant in _OPENROUTER_CLAUDE_ALIASES:
+        return _CLAUDE_MODELS[_OPENROUTER_CLAUDE_ALIASES[without_variant]]
+    if without_variant in _OTHER_MODELS:
+        return _OTHER_MODELS[without_variant]
+    return _match_claude(lowered)
 
 
 def guess_family(name: str) -> ModelFamily:
@@ -153,36 +220,59 @@ def guess_family(name: str) -> ModelFamily:
     return "other"
 
 
-def lookup_model(name: str, *, context_length_override: int | None = None) -> ModelInfo:
-    """Facts about ``name``; unknown models get 128K context, zero prices and ``known=False``.
-
-    ``context_length_override`` (from ``model.context_length`` in the config) replaces the
-    table's context window, for self-hosted models or a provider that serves a smaller one.
-    """
-    lowered = name.strip().lower()
-    without_variant = lowered.split(":", 1)[0] if "/" in lowered else lowered
-    info: ModelInfo | None = None
-    if without_variant in _OPENROUTER_CLAUDE_ALIASES:
-        info = _CLAUDE_MODELS[_OPENROUTER_CLAUDE_ALIASES[without_variant]]
-    elif without_variant in _OTHER_MODELS:
-        info = _OTHER_MODELS[without_variant]
-    else:
-        info = _match_claude(lowered)
-    if info is None:
-        info = ModelInfo(
+def _unpriced(name: str, entry: _Entry | None, library_window: int | None) -> ModelInfo:
+    """``name`` with the table's facts (else conservative guesses) and no prices yet."""
+    if entry is not None:
+        return ModelInfo(
             id=name,
-            context_length=UNKNOWN_CONTEXT_LENGTH,
+            context_length=entry.context_length,
             input_per_mtok=0.0,
             output_per_mtok=0.0,
-            min_cacheable_tokens=DEFAULT_MIN_CACHEABLE_TOKENS,
-            family=guess_family(name),
+            min_cacheable_tokens=entry.min_cacheable_tokens,
+            family=entry.family,
             known=False,
-            # An unknown model reads images only when its name suggests a family that does.
-            vision=guess_family(name) != "other",
-            reads_pdf=guess_family(name) != "other",
+            vision=entry.vision,
+            reads_pdf=entry.reads_pdf,
         )
+    family = guess_family(name)
+    if library_window is None:
+        context_length = UNKNOWN_CONTEXT_LENGTH
     else:
-        info = replace(info, id=name)
+        context_length = CLAUDE_CONTEXT_LENGTH if family == "claude" else library_window
+    return ModelInfo(
+        id=name,
+        context_length=context_length,
+        input_per_mtok=0.0,
+        output_per_mtok=0.0,
+        min_cacheable_tokens=DEFAULT_MIN_CACHEABLE_TOKENS,
+        family=family,
+        known=False,
+        # A model the table does not list reads images only when its name suggests a family
+        # that does.
+        vision=family != "other",
+        reads_pdf=family != "other",
+    )
+
+
+def lookup_model(
+    name: str, *, context_length_override: int | None = None, price: ListPrice | None = None
+) -> ModelInfo:
+    """Facts about ``name``; a model with no known price has zero prices and ``known=False``.
+
+    Prices: ``price`` (an operator's override, from the configuration) when given, else the
+    ``genai-prices`` library's. ``context_length_override`` (``model.context_length`` in the
+    config) replaces the context window, for self-hosted models or a provider that serves a
+    smaller one; the window is otherwise the table's, else the library's (a Claude model's
+    standard 200K), else 128K. Raises ValueError for a non-positive override.
+    """
+    lowered = name.strip().lower()
+    entry = _table_entry(lowered)
+    found = library_model(name, entry.id if entry and entry.family == "claude" else None)
+    info = _unpriced(name, entry, found.context_window if found else None)
+    if price is not None:
+        info = info.with_price(price)
+    elif found is not None:
+        info = info.with_price(found.price)
     if context_length_override is not None:
         if context_length_override <= 0:
             raise ValueError(f"context length must be positive, got {context_length_override}")
@@ -190,23 +280,40 @@ def lookup_model(name: str, *, context_length_override: int | None = None) -> Mo
     return info
 
 
+def pricing_for_call(reported: str | None, configured: ModelInfo) -> ModelInfo:
+    """The entry a call to ``configured`` is priced at, given the model the API reports.
+
+    The operator's override always wins; otherwise a reported model the library prices (a
+    provider serving a dated id, or another model than asked) is priced as itself; else the
+    configured model's prices apply.
+    """
+    if not reported or reported == configured.id or configured.priced_by_override:
+        return configured
+    info = lookup_model(reported)
+    return info if info.known else configured
+
+
 def models_of(provider: str, vendor: str | None = None) -> list[tuple[str, ModelInfo]]:
-    """Every model the table knows on ``provider``: (the provider's name for it, its entry).
+    """Every model the table knows on ``provider``: (the provider's name for it, its facts,
+    under the table's id).
 
     ``anthropic`` offers the native Claude ids; ``openrouter`` its own ids, only those of
     ``vendor`` (the prefix before the slash) when given. Other providers: none known.
     """
     if provider == "anthropic":
-        return list(_CLAUDE_MODELS.items())
-    if provider != "openrouter":
+        names = list(_CLAUDE_MODELS)
+    elif provider == "openrouter":
+        names = [*_OPENROUTER_CLAUDE_ALIASES, *(n for n in _OTHER_MODELS if "/" in n)]
+        if vendor is not None:
+            names = [name for name in names if name.split("/", 1)[0] == vendor]
+    else:
         return []
-    routed = [
-        (alias, _CLAUDE_MODELS[model_id]) for alias, model_id in _OPENROUTER_CLAUDE_ALIASES.items()
-    ]
-    routed += [(name, info) for name, info in _OTHER_MODELS.items() if "/" in name]
-    if vendor is None:
-        return routed
-    return [(name, info) for name, info in routed if name.split("/", 1)[0] == vendor]
+    # Each entry keeps the table's id (an OpenRouter Claude alias: the native id).
+    return [(name, replace(lookup_model(name), id=_table_id(name))) for name in names]
+
+
+def _table_id(name: str) -> str:
+    return _OPENROUTER_CLAUDE_ALIASES.get(name, name)
 
 
 def writes_by_tier(usage: Usage, cache_ttl: str = "5m") -> tuple[int, int]:
@@ -228,16 +335,17 @@ def writes_by_tier(usage: Usage, cache_ttl: str = "5m") -> tuple[int, int]:
 def cost_usd(info: ModelInfo, usage: Usage, cache_ttl: str = "5m") -> float:
     """The list-price cost of one call: uncached input, cache writes and reads, output.
 
-    Cache writes cost 1.25x the input price on the 5-minute tier and 2x on the 1-hour tier. The
-    1-hour part is ``usage.cache_write_1h_tokens`` when the provider reports it; when it does not
+    Cache writes and reads cost the model's multiples of the input price (Anthropic: 1.25x on
+    the 5-minute tier, 2x on the 1-hour tier, 0.1x for a read). The 1-hour part is
+    ``usage.cache_write_1h_tokens`` when the provider reports it; when it does not
     (OpenRouter), every write is priced at the tier ``cache_ttl`` names.
     """
     writes_5m, writes_1h = writes_by_tier(usage, cache_ttl)
     input_units = (
         usage.input_tokens
-        + writes_5m * CACHE_WRITE_5M_MULTIPLIER
-        + writes_1h * CACHE_WRITE_1H_MULTIPLIER
-        + usage.cache_read_tokens * CACHE_READ_MULTIPLIER
+        + writes_5m * info.cache_write_5m_multiplier
+        + writes_1h * info.cache_write_1h_multiplier
+        + usage.cache_read_tokens * info.cache_read_multiplier
     )
     return (
         input_units * info.input_per_mtok + usage.output_tokens * info.output_per_mtok

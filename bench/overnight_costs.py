@@ -19,13 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from agent.model_table import (
-    CACHE_READ_MULTIPLIER,
-    CACHE_WRITE_1H_MULTIPLIER,
-    CACHE_WRITE_5M_MULTIPLIER,
-    TOKENS_PER_MTOK,
-    lookup_model,
-)
+from agent.model_table import TOKENS_PER_MTOK, lookup_model
 from sandbox.anthropic_records import RequestRecord
 from sandbox.anthropic_summary import is_summary_request
 
@@ -70,9 +64,12 @@ def _price(record: RequestRecord) -> _Priced:
     written_5m = int(usage.get("cache_creation_input_tokens", 0)) - written_1h
     return _Priced(
         uncached=int(usage.get("input_tokens", 0)) * per_input,
-        writes=(written_5m * CACHE_WRITE_5M_MULTIPLIER + written_1h * CACHE_WRITE_1H_MULTIPLIER)
+        writes=(
+            written_5m * info.cache_write_5m_multiplier
+            + written_1h * info.cache_write_1h_multiplier
+        )
         * per_input,
-        reads=int(usage.get("cache_read_input_tokens", 0)) * CACHE_READ_MULTIPLIER * per_input,
+        reads=int(usage.get("cache_read_input_tokens", 0)) * info.cache_read_multiplier * per_input,
         output=int(usage.get("output_tokens", 0)) * info.output_per_mtok / TOKENS_PER_MTOK,
     )
 

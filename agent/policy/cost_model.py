@@ -1,23 +1,17 @@
 """What a session's next visit will cost: prompt-cache prices and the shape of a visit.
 
-Pure functions over the model table's list prices. A *visit* is a run of turns less than the
-cache TTL apart: its first turn finds the cache cold (after a gap longer than the TTL) and
-writes the whole prompt at the cache-write price, each later turn reads what the previous turn
-wrote (0.1x) and writes only what was added. Output tokens cost the same whatever the context
-policy does, so they are left out of the comparisons here.
+Pure functions over a model's list prices (:class:`agent.model_table.ModelInfo`). A *visit* is
+a run of turns less than the cache TTL apart: its first turn finds the cache cold (after a gap
+longer than the TTL) and writes the whole prompt at the cache-write price, each later turn
+reads what the previous turn wrote (0.1x) and writes only what was added. Output tokens cost
+the same whatever the context policy does, so they are left out of the comparisons here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.model_table import (
-    CACHE_READ_MULTIPLIER,
-    CACHE_WRITE_1H_MULTIPLIER,
-    CACHE_WRITE_5M_MULTIPLIER,
-    TOKENS_PER_MTOK,
-    ModelInfo,
-)
+from agent.model_table import TOKENS_PER_MTOK, ModelInfo
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 """How long a cache entry lives after its last use, per TTL tier."""
@@ -42,12 +36,12 @@ class Prices:
         if ttl not in TTL_SECONDS:
             raise ValueError(f"ttl must be one of {tuple(TTL_SECONDS)}, got {ttl!r}")
         per_token = info.input_per_mtok / TOKENS_PER_MTOK
-        write = CACHE_WRITE_1H_MULTIPLIER if ttl == "1h" else CACHE_WRITE_5M_MULTIPLIER
+        write = info.cache_write_1h_multiplier if ttl == "1h" else info.cache_write_5m_multiplier
         return cls(
             input=per_token,
             output=info.output_per_mtok / TOKENS_PER_MTOK,
             cache_write=per_token * write,
-            cache_read=per_token * CACHE_READ_MULTIPLIER,
+            cache_read=per_token * info.cache_read_multiplier,
             min_cacheable_tokens=info.min_cacheable_tokens,
         )
 

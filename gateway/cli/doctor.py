@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 
-from agent.model_table import lookup_model
 from agent.prompt_caching import caching_policy, caching_status_line
 from agent.tokens import count_text_tokens
 from gateway.cli.doctor_probes import FAIL, OK, WARN, probe_models
+from gateway.config.prices import configured_limits, configured_models, unpriced_text
 from gateway.config.schema import Config, database_url, mask_url
 from gateway.platforms.registry import PLATFORMS
 
@@ -43,6 +43,24 @@ def _dead_letter_line(count: int) -> tuple[str, str]:
     )
 
 
+def _price_checks(config: Config, summary_name: str) -> list[tuple[str, str]]:
+    """One line per configured model: its window and where its prices come from. A model with
+    no known price is a warning, or a failure when a spending limit is set (the daemon then
+    refuses to start)."""
+    limits = configured_limits(config)
+    checks: list[tuple[str, str]] = []
+    for model in configured_models(config, summary_name):
+        info = model.info
+        window = f"{info.context_length:,} tokens"
+        if info.known:
+            checks.append((OK, f"model {info.id}: {window}, prices from {info.price_source}"))
+        elif limits:
+            checks.append((FAIL, f"{unpriced_text(model)}: required by {', '.join(limits)}"))
+        else:
+            checks.append((WARN, f"{unpriced_text(model)}: its calls count as $0 ({window})"))
+    return checks
+
+
 async def run_doctor(config: Config) -> int:
     """Print the checks; exit 1 when any failed."""
     from gateway.store.db import upgrade_database
@@ -58,11 +76,9 @@ async def run_doctor(config: Config) -> int:
     for spec in PLATFORMS.enabled(config):
         if (check := await spec.check_token(config)) is not None:
             checks.append(check)
-    model = lookup_model(config.model.name, context_length_override=config.model.context_length)
-    known = "" if model.known else " (unknown model: 128K assumed, no prices)"
-    checks.append(
-        (OK if model.known else WARN, f"model {model.id}: {model.context_length:,} tokens{known}")
-    )
+    from gateway.sessions.services import summary_model_choice
+
+    checks.extend(_price_checks(config, summary_model_choice(config).name))
     policy = caching_policy(
         config.model.provider,
         config.model.name,
@@ -70,8 +86,6 @@ async def run_doctor(config: Config) -> int:
         config.prompt_caching.cache_ttl,
     )
     checks.append((OK, caching_status_line(policy)))
-    from gateway.sessions.services import summary_model_choice
-
     checks.append((OK, summary_model_choice(config).status_line))
     try:
         count_text_tokens("offline tokenizer check")

@@ -227,10 +227,14 @@ async def _sessions(config: Config, args: argparse.Namespace) -> int:
                 print(f"[{m.id}] {mark} {m.role:<9} {(content or '')[:200]}")
             return 0
         if args.action == "usage":
-            from agent.model_table import lookup_model
+            from gateway.config.prices import chat_model_info
             from gateway.reports.usage import usage_report
 
-            print(await usage_report(repo, args.session_id, lookup_model(config.model.name)))
+            print(
+                await usage_report(
+                    repo, args.session_id, chat_model_info(config, config.model.name)
+                )
+            )
             return 0
         return await _export(repo, [args.session_id], args.output)
     finally:

@@ -11,7 +11,7 @@ import difflib
 import os
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 import yaml
 from dotenv import load_dotenv
@@ -25,6 +25,12 @@ from pydantic import (
     model_validator,
 )
 
+from agent.list_prices import (
+    CACHE_READ_MULTIPLIER,
+    CACHE_WRITE_1H_MULTIPLIER,
+    CACHE_WRITE_5M_MULTIPLIER,
+    ListPrice,
+)
 from gateway.platforms.registry import PLATFORMS
 from gateway.settings.home import DEFAULT_HERMES_HOME as DEFAULT_HERMES_HOME
 from gateway.settings.home import default_database_url
@@ -48,12 +54,34 @@ Fraction = Annotated[float, Field(strict=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
+PricePerMtok = Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)]
+"""USD per million tokens: a number (not a string or a boolean), zero or more."""
+Multiplier = Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)]
+
+
+class PriceSettings(_Section):
+    """A model's list prices (``model.prices`` and its siblings), for a model the price
+    library does not know (a local server, a model newer than the library) or to replace the
+    library's. Cache prices are multiples of the input price; the defaults are Anthropic's."""
+
+    input_per_mtok: PricePerMtok
+    output_per_mtok: PricePerMtok
+    cache_read_multiplier: Multiplier = CACHE_READ_MULTIPLIER
+    cache_write_5m_multiplier: Multiplier = CACHE_WRITE_5M_MULTIPLIER
+    cache_write_1h_multiplier: Multiplier = CACHE_WRITE_1H_MULTIPLIER
+
+    def list_price(self, key: str) -> ListPrice:
+        """These prices as the model table takes them, ``key`` naming where they were set."""
+        return ListPrice(**self.model_dump(), source=key)
+
+
 class ModelChoice(_Section):
     """A model a chat may switch to with ``/model`` (same provider, endpoint and key)."""
 
     name: str = Field(min_length=1)
     context_length: PositiveInt | None = None
     vision: bool | None = None
+    prices: PriceSettings | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -72,6 +100,7 @@ class ModelSettings(_Section):
     max_tokens: PositiveInt = 4096
     timeout: Annotated[float, Field(gt=0)] = 120.0
     max_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    prices: PriceSettings | None = None
     choices: list[ModelChoice] = Field(default_factory=list)
 
     @field_validator("choices")
@@ -104,6 +133,7 @@ class AuxiliaryTask(_Section):
     api_key_env: str | None = None
     context_length: PositiveInt | None = None
     timeout: Annotated[float, Field(gt=0)] = 120.0
+    prices: PriceSettings | None = None
 
 
 class AuxiliarySettings(_Section):
@@ -223,18 +253,25 @@ def database_url(config: Config) -> str:
 def _model_for_path(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     model: type[BaseModel] | None = config_model()
     for part in loc:
-        if model is None or not isinstance(part, str):
+        if isinstance(part, int):  # an index into a list of sections (model.choices.0)
+            continue
+        if model is None:
             return None
         field = model.model_fields.get(part)
         if field is None:
             return model
-        annotation = field.annotation
-        model = (
-            annotation
-            if isinstance(annotation, type) and issubclass(annotation, BaseModel)
-            else None
-        )
+        model = _section_type(field.annotation)
     return model
+
+
+def _section_type(annotation: Any) -> type[BaseModel] | None:
+    """The section model an annotation holds: itself, or inside ``X | None`` or ``list[X]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _section_type(arg)) is not None:
+            return found
+    return None
 
 
 def _describe_error(err: Any) -> str:
@@ -248,7 +285,11 @@ def _describe_error(err: Any) -> str:
         close = difflib.get_close_matches(str(loc[-1]), names, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         return f"{path}: unknown key{hint}"
+    if kind == "missing":
+        return f"{path}: missing (this key is required)"
     message = err["msg"].removeprefix("Value error, ")
+    if kind == "finite_number":
+        return f"{path}: must be a finite number (got {got})"
     if kind == "literal_error":
         message = message.replace("Input should be", "must be")
         return f"{path}: {message} (got {got!r})"

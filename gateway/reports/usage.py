@@ -13,14 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from agent.model_table import (
-    CACHE_READ_MULTIPLIER,
-    CACHE_WRITE_1H_MULTIPLIER,
-    CACHE_WRITE_5M_MULTIPLIER,
-    TOKENS_PER_MTOK,
-    ModelInfo,
-    lookup_model,
-)
+from agent.model_table import TOKENS_PER_MTOK, ModelInfo, pricing_for_call
 from gateway.reports.totals import usage_text
 from gateway.store.records import CompactionRecord, UsageGroup, UsageTotals
 from gateway.store.repository import Repository
@@ -74,8 +67,9 @@ class PolicySavings:
 def spend(groups: Sequence[UsageGroup], main: ModelInfo) -> Spend:
     """The session's spend per bucket from its usage groups.
 
-    A chat call is priced at its model's prices (the main model's when the table does not know
-    it, as the recorder does); every other call (summaries) counts at its recorded cost.
+    A chat call is priced as the recorder priced it (:func:`agent.model_table.pricing_for_call`:
+    the main model's override, else its own list price, else the main model's); every other
+    call (summaries) counts at its recorded cost.
     """
     buckets = dict.fromkeys(BUCKET_LABELS, 0.0)
     for group in groups:
@@ -83,22 +77,20 @@ def spend(groups: Sequence[UsageGroup], main: ModelInfo) -> Spend:
         if group.purpose != CHAT_PURPOSE:
             buckets["summaries"] += totals.cost_usd
             continue
-        info = lookup_model(group.model)
-        if not info.known:
-            info = main
+        info = pricing_for_call(group.model, main)
         per_input = info.input_per_mtok / TOKENS_PER_MTOK
-        writes = _write_units(totals) * per_input
+        writes = _write_units(totals, info) * per_input
         buckets["visit_start_writes" if group.visit_start else "other_writes"] += writes
-        buckets["reads"] += totals.cache_read_tokens * CACHE_READ_MULTIPLIER * per_input
+        buckets["reads"] += totals.cache_read_tokens * info.cache_read_multiplier * per_input
         buckets["uncached"] += totals.input_tokens * per_input
         buckets["output"] += totals.output_tokens * info.output_per_mtok / TOKENS_PER_MTOK
     return Spend(**buckets)
 
 
-def _write_units(totals: UsageTotals) -> float:
+def _write_units(totals: UsageTotals, info: ModelInfo) -> float:
     writes_1h = min(totals.cache_write_1h_tokens, totals.cache_write_tokens)
     writes_5m = totals.cache_write_tokens - writes_1h
-    return writes_5m * CACHE_WRITE_5M_MULTIPLIER + writes_1h * CACHE_WRITE_1H_MULTIPLIER
+    return writes_5m * info.cache_write_5m_multiplier + writes_1h * info.cache_write_1h_multiplier
 
 
 def policy_savings(compactions: Sequence[CompactionRecord]) -> PolicySavings:

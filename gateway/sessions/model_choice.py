@@ -2,20 +2,21 @@
 
 ``/model NAME`` stores the name with the session; every part that depends on the model (the
 provider's requests, the context window the engine and hygiene compact against, the prompt
-caching decision, the prices usage is recorded at, whether photos reach it) is then taken from
-:class:`SessionModel`. Every choice uses the main model's provider, endpoint and key; its
-provider is built on first use and kept for the process.
+caching decision, the prices usage is recorded at (``gateway/config/prices.py``), whether photos
+reach it) is then taken from :class:`SessionModel`. Every choice uses the main model's
+provider, endpoint and key; its provider is built on first use and kept for the process.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from agent.model_table import ModelInfo, lookup_model
+from agent.model_table import ModelInfo
 from agent.prompt_caching import CachePolicy, caching_policy
 from agent.providers import build_provider
 from agent.providers.base import Provider
+from gateway.config.prices import chat_model_info
 from gateway.config.schema import Config, ModelChoice, require_secret
 
 log = logging.getLogger(__name__)
@@ -63,10 +64,8 @@ class ModelChoices:
         return list(self._choices)
 
     def info(self, name: str) -> ModelInfo:
-        """The model table's facts with the configured overrides (window, vision)."""
-        choice = self._choice(name)
-        info = lookup_model(choice.name, context_length_override=choice.context_length)
-        return info if choice.vision is None else replace(info, vision=choice.vision)
+        """The model's facts with the configured overrides (window, vision, prices)."""
+        return chat_model_info(self._config, self._choice(name).name)
 
     def resolve(self, name: str) -> str:
         """The configured name ``name`` means (ignoring case); raises UnknownModelError."""

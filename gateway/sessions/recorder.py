@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent.model_table import ModelInfo, cost_usd, lookup_model, writes_by_tier
+from agent.model_table import ModelInfo, cost_usd, pricing_for_call, writes_by_tier
 from agent.tokens import cache_message_tokens
 from agent.types import CompactionResult, Message, Usage
 from gateway.sessions.services import current_user_key
@@ -55,13 +55,7 @@ class StoreRecorder:
             message["_id"] = row_id
 
     async def record_usage(self, usage: Usage, purpose: str) -> None:
-        info = (
-            lookup_model(usage.model)
-            if usage.model and usage.model != self.model.id
-            else self.model
-        )
-        if not info.known:
-            info = self.model
+        info = pricing_for_call(usage.model, self.model)
         tier = self.cache_ttl()
         visit_start = self._visit_start and purpose == "chat"
         if visit_start:

@@ -14,13 +14,14 @@ from pathlib import Path
 from agent.auxiliary import AuxiliaryClient, AuxiliaryRoute
 from agent.compressor.summary_model import SummaryModelChoice, choose_summary_model
 from agent.compressor.summary_requests import SUMMARY_SDK_RETRIES
-from agent.model_table import ModelInfo, lookup_model
+from agent.model_table import ModelInfo, cost_usd, lookup_model, pricing_for_call, writes_by_tier
 from agent.policy.session_clock import ElapsedTime
 from agent.policy.session_policy import PolicySettings
 from agent.prompt_caching import CachePolicy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
 from agent.types import Usage
+from gateway.config.prices import chat_model_info, check_prices, summary_model_info
 from gateway.config.schema import Config, hermes_home, require_secret
 from gateway.sessions.model_choice import ModelChoices
 from gateway.store.archive import StoreArchive
@@ -72,8 +73,8 @@ class AgentServices:
 
     @property
     def summary_model(self) -> ModelInfo:
-        """The summary model's facts (prices), for the context policy."""
-        return lookup_model(self.auxiliary.route("compression").model)
+        """The summary model's facts (prices, overrides applied), for the context policy."""
+        return summary_model_info(self.config, self.auxiliary.route("compression").model)
 
     @property
     def policy_settings(self) -> PolicySettings:
@@ -133,9 +134,12 @@ def summary_provider(config: Config) -> Provider:
 
 
 def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryClient:
+    summary = summary_model_info(config, summary_model_choice(config).name)
+    main_info = chat_model_info(config, config.model.name)
+
     async def on_usage(task: str, provider_name: str, usage: Usage) -> None:
-        info = lookup_model(usage.model or config.model.name)
-        from agent.model_table import cost_usd, writes_by_tier
+        configured = summary if task == "compression" else main_info
+        info = pricing_for_call(usage.model, configured)
 
         # Summary requests carry no cache breakpoints: the tier only matters for a fixed 1h.
         tier = "1h" if config.prompt_caching.cache_ttl == "1h" else "5m"
@@ -175,7 +179,13 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
 
 
 def build_services(config: Config, repo: Repository) -> AgentServices:
-    """Build the providers and auxiliary client; raises ``MissingSecretError`` for a missing key."""
+    """Build the providers and auxiliary client.
+
+    Logs a warning for each configured model with no known price; raises ``ConfigError``
+    naming the key to set when a spending limit needs one, and ``MissingSecretError`` for a
+    missing key.
+    """
+    check_prices(config, summary_model_choice(config).name)
     provider = main_provider(config)
     models = ModelChoices(config, provider)
     default = models.get(None)

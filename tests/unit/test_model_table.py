@@ -49,7 +49,9 @@ def test_the_longest_matching_claude_prefix_wins_so_opus_4_5_is_not_priced_as_op
 
 
 def test_a_claude_version_the_table_does_not_list_is_unknown_but_still_claude() -> None:
-    info = lookup_model("claude-opus-4-7")
+    # A version no price list knows (claude-opus-4-7 was this example until the price library
+    # learnt it: see test_list_prices.py).
+    info = lookup_model("claude-opus-9-9")
     assert info.known is False
     assert info.family == "claude"
     assert info.context_length == UNKNOWN_CONTEXT_LENGTH
@@ -70,18 +72,22 @@ def test_bedrock_style_claude_ids_are_recognised() -> None:
         ("openai/gpt-4o", "gpt", 128_000, 2.50),
         ("openai/gpt-4o-mini", "gpt", 128_000, 0.15),
         ("google/gemini-2.5-pro", "other", 1_048_576, 1.25),
-        ("meta-llama/llama-3.3-70b-instruct", "other", 131_072, 0.13),
-        ("deepseek/deepseek-chat", "other", 163_840, 0.30),
+        # Open-weight models: OpenRouter's price varies with the upstream host (None: priced).
+        ("meta-llama/llama-3.3-70b-instruct", "other", 131_072, None),
+        ("deepseek/deepseek-chat", "other", 163_840, None),
     ],
 )
 def test_openrouter_ids_have_their_own_entries(
-    name: str, family: str, context: int, price_in: float
+    name: str, family: str, context: int, price_in: float | None
 ) -> None:
     info = lookup_model(name)
     assert info.known is True
     assert info.family == family
     assert info.context_length == context
-    assert info.input_per_mtok == price_in
+    if price_in is None:
+        assert info.input_per_mtok > 0
+    else:
+        assert info.input_per_mtok == price_in
 
 
 def test_openrouter_claude_ids_share_the_native_minimum_cacheable_length() -> None:
