@@ -26,6 +26,7 @@ from gateway.attachments import unread_attachment_notice
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.delivery import Deliverer, RetryPolicy
+from gateway.in_flight import InFlight
 from gateway.inbound import InboundMessage
 from gateway.live_reply import live_reply
 from gateway.media.prepare import MediaReader, PreparedMedia
@@ -34,7 +35,7 @@ from gateway.platforms.registry import PLATFORMS
 from gateway.reports import health_text
 from gateway.resume import resume_steps
 from gateway.session_runtime import SessionAddress, TurnSource
-from gateway.store.records import InboundLink
+from gateway.store.records import InboundLink, InboundRecord
 from gateway.turn_text import MESSAGE_SEPARATOR as MESSAGE_SEPARATOR
 from gateway.turn_text import batch_sent_at, merge_texts
 from gateway.user_access import Budget, RuntimeAccess
@@ -48,6 +49,11 @@ STOP_WAIT_SECONDS = 10.0
 """How long ``/stop`` waits for the cancelled turn to clean up."""
 OVERHEAD_SAMPLES = 10_000
 """How many recent per-turn overhead measurements the gateway keeps (demo, benchmarks)."""
+IDLE_WAIT_SECONDS = 30.0
+"""How long :meth:`Gateway.wait_idle` waits by default before it gives up (TimeoutError)."""
+UNSETTLED_RECHECK_SECONDS = 0.02
+"""How often :meth:`Gateway.wait_idle` reads the inbound table again while, with nothing else
+running, a message is still unfinished there (no event says when a row changes)."""
 
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
@@ -96,6 +102,8 @@ class Gateway:
         """Per handled turn: time in the gateway and agent minus time waiting on the model."""
         self._stopping_keys: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
+        self._receiving = InFlight()
+        """Messages being recorded and dispatched by :meth:`receive` now."""
         self._resumed = asyncio.Event()
         """Set once what the last run left pending is dispatched; live messages wait for it."""
         self._resumed_ids: set[tuple[str, str]] = set()
@@ -188,6 +196,10 @@ class Gateway:
 
         Text no database could store (a lone surrogate, NUL) is repaired first.
         """
+        with self._receiving.track():
+            await self._record_and_dispatch(message)
+
+    async def _record_and_dispatch(self, message: InboundMessage) -> None:
         message = message.repaired()
         allowlist = self.allowlists[message.platform]
         await self.access.refresh_if_stale()
@@ -378,3 +390,49 @@ class Gateway:
         """The daemon's own health, for an admin's ``/status``."""
         failures = {adapter.name: adapter.failure for adapter in self.adapters.values()}
         return health_text(await self.app.repo.count_dead_letters(), failures)
+
+    # -- idleness --------------------------------------------------------------------------
+
+    async def wait_idle(self, timeout: float = IDLE_WAIT_SECONDS) -> None:  # noqa: ASYNC109
+        """Return once the gateway has nothing left to do with what it has received.
+
+        Idle means, all at once: no message being recorded (:meth:`receive`), no session with
+        work queued or a batch running, no reply being delivered, no task of its own (an
+        immediate command) running, and no message of a running adapter unfinished in the
+        inbound table. Tests wait for it before asserting that nothing more happened; it
+        knows nothing of updates the platform has not handed over yet. Raises TimeoutError
+        after ``timeout`` seconds still busy.
+        """
+        async with asyncio.timeout(timeout):
+            while True:
+                await self._receiving.wait_none()
+                await self.workers.wait_idle()
+                await self.delivery.in_flight.wait_none()
+                running = {task for task in self._background if not task.done()}
+                if running:
+                    await asyncio.wait(running)
+                if self._busy():
+                    continue
+                unsettled = await self._unsettled_inbound()
+                if self._busy():
+                    continue  # something started while the table was read: look again
+                if not unsettled:
+                    return
+                await asyncio.sleep(UNSETTLED_RECHECK_SECONDS)
+
+    def _busy(self) -> bool:
+        """Whether anything of the gateway runs now (the in-memory half of :meth:`wait_idle`)."""
+        return (
+            self._receiving.count > 0
+            or not self.workers.idle
+            or self.delivery.in_flight.count > 0
+            or any(not task.done() for task in self._background)
+        )
+
+    async def _unsettled_inbound(self) -> list[InboundRecord]:
+        """Messages of the running adapters recorded but not finished (pending or processing)."""
+        unsettled: list[InboundRecord] = []
+        for name, adapter in self.adapters.items():
+            if adapter.failure is None:  # a stopped adapter's messages wait for the next start
+                unsettled.extend(await self.app.repo.pending_inbound(name))
+        return unsettled
