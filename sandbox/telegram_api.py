@@ -105,7 +105,10 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
         self._stall_until = 0.0  # time.monotonic() until which getUpdates hangs
         self.download_attempts = 0
         """File downloads asked for, served or failed."""
+        self.withheld_polls = 0
+        """How often a stalled getUpdates found updates waiting and held them back."""
         self._poll_generation = 0
+        self._waiting_poll = 0  # generation of the poll open with nothing to deliver (0: none)
         self._closing = False
         self._runner: web.AppRunner | None = None
         self._root_url: str | None = None
@@ -291,6 +294,47 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
                 raise TimeoutError(f"expected {count} webhook POST(s), got {len(seen)}")
             await self._activity.wait(remaining)
 
+    def all_taken(self) -> bool:
+        """Whether the bot has taken every update: none waits for it and none is being handed
+        over (webhook: no POST in flight; polling: the bot's newest getUpdates is open with
+        nothing to deliver, so it finished with the batch before)."""
+        if self._updates.pending_count():
+            return False
+        if self._api.webhook_url:
+            return not self._pusher.posting
+        return self._waiting_poll == self._poll_generation != 0
+
+    async def wait_until_all_taken(
+        self,
+        timeout: float = 10.0,  # noqa: ASYNC109 - same shape as wait_for_sent
+    ) -> None:
+        """Wait until :meth:`all_taken`; TimeoutError otherwise."""
+        await self._wait_until(self.all_taken, timeout, "the bot to take every update")
+
+    async def wait_for_withheld_polls(
+        self,
+        count: int = 1,
+        timeout: float = 10.0,  # noqa: ASYNC109 - same shape as wait_for_sent
+    ) -> None:
+        """Wait until stalled polls held back waiting updates `count` times (see
+        :meth:`stall_polls`); TimeoutError otherwise."""
+        await self._wait_until(
+            lambda: self.withheld_polls >= count, timeout, f"{count} withheld poll(s)"
+        )
+
+    async def _wait_until(
+        self,
+        condition: Callable[[], bool],
+        timeout: float,  # noqa: ASYNC109 - same shape as wait_for_sent
+        what: str,
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"waited {timeout} s for {what}")
+            await self._activity.wait(remaining)
+
     @property
     def confirmed_offset(self) -> int:
         """The highest getUpdates offset the client sent (everything below it is confirmed)."""
@@ -395,12 +439,21 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
             if self._api.webhook_url:
                 raise ApiError(409, _POLL_ENDED_BY_WEBHOOK)
             if now < self._stall_until:
+                if self._updates.pending_count():
+                    self.withheld_polls += 1
+                    self._activity.notify()
                 await self._updates_changed.wait(self._stall_until - now)
                 continue
             batch = self._updates.take(limit)
             if batch or now >= deadline:
                 return batch
-            await self._updates_changed.wait(deadline - now)
+            self._waiting_poll = generation
+            self._activity.notify()
+            try:
+                await self._updates_changed.wait(deadline - now)
+            finally:
+                if self._waiting_poll == generation:
+                    self._waiting_poll = 0
         return []
 
 

@@ -156,6 +156,11 @@ class WebhookPusher:
         self._stopping = False
         self._session: aiohttp.ClientSession | None = None
 
+    @property
+    def posting(self) -> bool:
+        """Whether a POST of an update is in flight now."""
+        return bool(self._in_flight)
+
     async def start(self) -> None:
         """Start the delivery loop (it idles while no webhook is set)."""
         timeout = aiohttp.ClientTimeout(total=self._timeout_seconds)

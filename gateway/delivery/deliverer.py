@@ -37,6 +37,7 @@ from functools import partial
 from typing import TypeVar
 
 from gateway.config.schema import GatewaySettings
+from gateway.delivery.in_flight import InFlight
 from gateway.messages.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter, SendFailure
 from gateway.store.records import ReplyPart, ReplyRecord
@@ -137,6 +138,9 @@ class Deliverer:
         self.policy = policy
         self._clock = clock
         self._sleep = sleep
+        self.in_flight = InFlight()
+        """Replies being planned or sent now, each counted once (the gateway's idle wait
+        waits for none)."""
 
     async def deliver(
         self,
@@ -155,17 +159,18 @@ class Deliverer:
         last = batch[-1]
         adapter = self.adapters[last.platform]
         parts = [part for text in texts for part in adapter.split(text)]
-        reply = await self.repo.plan_reply(
-            last.platform,
-            [message.platform_message_id for message in batch],
-            parts or [NO_TEXT_REPLY],
-            session_key=last.session_key,
-            chat_id=last.chat_id,
-            thread_id=last.thread_id,
-            closes_as=closes_as,
-            failure=failure,
-        )
-        return await self.send(reply)
+        with self.in_flight.track():
+            reply = await self.repo.plan_reply(
+                last.platform,
+                [message.platform_message_id for message in batch],
+                parts or [NO_TEXT_REPLY],
+                session_key=last.session_key,
+                chat_id=last.chat_id,
+                thread_id=last.thread_id,
+                closes_as=closes_as,
+                failure=failure,
+            )
+            return await self._send_unsent(reply, resumed=False)
 
     async def send(self, reply: ReplyRecord, *, resumed: bool = False) -> ReplyRecord:
         """Send the parts of ``reply`` not sent yet, in order; returns it as it ended.
@@ -173,6 +178,10 @@ class Deliverer:
         ``resumed``: the reply was being sent when the last run died, so its first unsent part
         may have gone out without its id being recorded; the platform is asked first.
         """
+        with self.in_flight.track():
+            return await self._send_unsent(reply, resumed=resumed)
+
+    async def _send_unsent(self, reply: ReplyRecord, *, resumed: bool) -> ReplyRecord:
         adapter = self.adapters[reply.platform]
         target = DeliveryTarget(reply.chat_id, reply.thread_id)
         final_index = reply.parts[-1].index

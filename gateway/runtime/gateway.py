@@ -24,6 +24,7 @@ from agent.reply_stream import observing
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.delivery.deliverer import Deliverer, RetryPolicy
+from gateway.delivery.in_flight import InFlight
 from gateway.delivery.live_reply import live_reply
 from gateway.media.prepare import MediaReader, PreparedMedia
 from gateway.messages.attachments import empty_message_reply, unread_attachment_notice
@@ -38,7 +39,7 @@ from gateway.runtime.app import App
 from gateway.runtime.resume import resume_steps
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.sessions.runtime import SessionAddress, TurnSource
-from gateway.store.records import InboundLink
+from gateway.store.records import InboundLink, InboundRecord
 from gateway.users.access import Budget, RuntimeAccess
 from gateway.users.allowlist import Allowlist, UserMatcher
 
@@ -50,6 +51,11 @@ STOP_WAIT_SECONDS = 10.0
 """How long ``/stop`` waits for the cancelled turn to clean up."""
 OVERHEAD_SAMPLES = 10_000
 """How many recent per-turn overhead measurements the gateway keeps (demo, benchmarks)."""
+IDLE_WAIT_SECONDS = 30.0
+"""How long :meth:`Gateway.wait_idle` waits by default before it gives up (TimeoutError)."""
+UNSETTLED_RECHECK_SECONDS = 0.02
+"""How often :meth:`Gateway.wait_idle` reads the inbound table again while, with nothing else
+running, a message is still unfinished there (no event says when a row changes)."""
 
 DEAD_LETTER_PRUNE_SECONDS = 24 * 3600.0
 """How often quarantined updates past their retention are deleted (also at each start)."""
@@ -113,6 +119,11 @@ class Gateway:
         """Per handled turn: time in the gateway and agent minus time waiting on the model."""
         self._stopping_keys: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
+        """Work started for messages (an immediate command): waited for by :meth:`wait_idle`."""
+        self._housekeeping: asyncio.Task[None] | None = None
+        """The daily pruning of quarantined updates (not work anyone waits for)."""
+        self._receiving = InFlight()
+        """Messages being recorded and dispatched by :meth:`receive` now."""
         self._resumed = asyncio.Event()
         """Set once what the last run left pending is dispatched; live messages wait for it."""
         self._resumed_ids: set[tuple[str, str]] = set()
@@ -151,7 +162,7 @@ class Gateway:
                 allowlist.remember_told(await self.app.repo.refused_users(name))
             await self.access.refresh()
             await self.resume_pending()
-            self._spawn(self._prune_dead_letters_daily())
+            self._housekeeping = asyncio.create_task(self._prune_dead_letters_daily())
         finally:
             # Even a failed start must not leave live messages waiting forever.
             self._resumed.set()
@@ -193,7 +204,7 @@ class Gateway:
             await adapter.stop_receiving()
         if not await self.workers.drain(grace_seconds):
             log.warning("shutdown: turns still running after %.0f s were cancelled", grace_seconds)
-        for task in list(self._background):
+        for task in [*self._background, *([self._housekeeping] if self._housekeeping else [])]:
             task.cancel()
         for adapter in self.adapters.values():
             await adapter.stop()
@@ -228,6 +239,10 @@ class Gateway:
 
         Text no database could store (a lone surrogate, NUL) is repaired first.
         """
+        with self._receiving.track():
+            await self._record_and_dispatch(message)
+
+    async def _record_and_dispatch(self, message: InboundMessage) -> None:
         message = message.repaired()
         allowlist = self.allowlists[message.platform]
         await self.access.refresh_if_stale()
@@ -442,3 +457,49 @@ class Gateway:
         """The daemon's own health, for an admin's ``/status``."""
         failures = {adapter.name: adapter.failure for adapter in self.adapters.values()}
         return health_text(await self.app.repo.count_dead_letters(), failures)
+
+    # -- idleness --------------------------------------------------------------------------
+
+    async def wait_idle(self, timeout: float = IDLE_WAIT_SECONDS) -> None:  # noqa: ASYNC109
+        """Return once the gateway has nothing left to do with what it has received.
+
+        Idle means, all at once: no message being recorded (:meth:`receive`), no session with
+        work queued or a batch running, no reply being delivered, no task of its own (an
+        immediate command) running, and no message of a running adapter unfinished in the
+        inbound table. Tests wait for it before asserting that nothing more happened; it
+        knows nothing of updates the platform has not handed over yet. Raises TimeoutError
+        after ``timeout`` seconds still busy.
+        """
+        async with asyncio.timeout(timeout):
+            while True:
+                await self._receiving.wait_none()
+                await self.workers.wait_idle()
+                await self.delivery.in_flight.wait_none()
+                running = {task for task in self._background if not task.done()}
+                if running:
+                    await asyncio.wait(running)
+                if self._busy():
+                    continue
+                unsettled = await self._unsettled_inbound()
+                if self._busy():
+                    continue  # something started while the table was read: look again
+                if not unsettled:
+                    return
+                await asyncio.sleep(UNSETTLED_RECHECK_SECONDS)
+
+    def _busy(self) -> bool:
+        """Whether anything of the gateway runs now (the in-memory half of :meth:`wait_idle`)."""
+        return (
+            self._receiving.count > 0
+            or not self.workers.idle
+            or self.delivery.in_flight.count > 0
+            or any(not task.done() for task in self._background)
+        )
+
+    async def _unsettled_inbound(self) -> list[InboundRecord]:
+        """Messages of the running adapters recorded but not finished (pending or processing)."""
+        unsettled: list[InboundRecord] = []
+        for name, adapter in self.adapters.items():
+            if adapter.failure is None:  # a stopped adapter's messages wait for the next start
+                unsettled.extend(await self.app.repo.pending_inbound(name))
+        return unsettled

@@ -58,11 +58,27 @@ class SessionWorkers(Generic[T]):
         self.hold_seconds = hold_seconds
         self._workers: dict[str, _Worker[T]] = {}
         self._closed = False
+        self._settled = asyncio.Event()
+        """Set whenever a batch ends or work is dropped: wakes :meth:`wait_idle` to look again."""
 
     @property
     def active_count(self) -> int:
         """Workers alive now (sessions with queued or running work, or recently busy)."""
         return len(self._workers)
+
+    @property
+    def idle(self) -> bool:
+        """Whether no session has work queued or a batch running."""
+        return not any(
+            worker.queue or (worker.running is not None and not worker.running.done())
+            for worker in self._workers.values()
+        )
+
+    async def wait_idle(self) -> None:
+        """Return once no session has work queued or a batch running (at once if none has)."""
+        while not self.idle:
+            self._settled.clear()
+            await self._settled.wait()
 
     def submit(self, key: str, item: T) -> None:
         """Queue an item for its session, starting the session's worker if needed."""
@@ -97,6 +113,7 @@ class SessionWorkers(Generic[T]):
                 worker.running = asyncio.create_task(self._handler(key, batch))
                 # wait() rather than await: a batch cancelled by /stop must not end the worker.
                 await asyncio.wait({worker.running})
+                self._settled.set()
                 if not worker.running.cancelled() and worker.running.exception() is not None:
                     log.error("session %s: batch failed", key, exc_info=worker.running.exception())
         finally:
@@ -104,6 +121,7 @@ class SessionWorkers(Generic[T]):
                 worker.running.cancel()
             if self._workers.get(key) is worker:
                 del self._workers[key]
+            self._settled.set()
 
     async def _wait_for_work(self, worker: _Worker[T]) -> bool:
         while not worker.queue:
@@ -142,6 +160,7 @@ class SessionWorkers(Generic[T]):
         running = [w.running for w in self._workers.values() if w.running and not w.running.done()]
         for worker in self._workers.values():
             worker.queue.clear()
+        self._settled.set()
         finished = True
         if running:
             _, late = await asyncio.wait(running, timeout=timeout)
@@ -159,3 +178,4 @@ class SessionWorkers(Generic[T]):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._workers.clear()
+        self._settled.set()

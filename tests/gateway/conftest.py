@@ -147,6 +147,18 @@ def message_key(update: dict[str, Any]) -> str:
     return f"{update['message']['chat']['id']}:{update['message']['message_id']}"
 
 
+async def all_quiet(gateway: Gateway, telegram: TelegramEmulator | None = None) -> None:
+    """Wait until nothing more happens unless someone writes again: Telegram (when given) has
+    handed every update over, and the gateway has finished with all it received.
+
+    Discord has no acknowledgement to watch: a test waits for the answer to the last event it
+    pushed, by which time every earlier event of the websocket is with the gateway, then here.
+    """
+    if telegram is not None:
+        await telegram.wait_until_all_taken()
+    await gateway.wait_idle()
+
+
 async def settled_inbound(
     gateway: Gateway,
     platform: str,

@@ -12,7 +12,7 @@ import asyncio
 from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import GatewayFactory
+from tests.gateway.conftest import GatewayFactory, all_quiet
 
 CHATS = 20
 MESSAGES_PER_CHAT = 5
@@ -25,8 +25,6 @@ REDELIVER_ANSWERED = range(3, 6)
 """Chats (by index) whose first update is redelivered after their fourth reply."""
 SLOW_FIRST_TURN_SECONDS = 0.5
 """Keeps the burst's first turn running while the rest of the burst arrives."""
-QUIET_SECONDS = 0.3
-"""Room for a wrong second answer to show up before counting."""
 WAIT = 30.0
 
 
@@ -89,7 +87,7 @@ async def test_concurrent_chats_with_redelivered_updates_get_every_message_answe
         pushed = await asyncio.gather(
             *(write_like_a_person(telegram, chat, position) for position, chat in enumerate(chats))
         )
-        await asyncio.sleep(QUIET_SECONDS)
+        await all_quiet(gateway, telegram)
         stored = {chat: await stored_user_messages(gateway, chat) for chat in chats}
         outcomes = {
             chat: await inbound_outcomes(gateway, chat, ids)
@@ -121,7 +119,7 @@ async def test_burst_sent_without_waiting_is_merged_and_each_message_handled_onc
         telegram.redeliver(updates[0]["update_id"])
         telegram.redeliver(updates[-1]["update_id"])
         await telegram.wait_for_sent(BURST_CHAT, 2, timeout=WAIT)
-        await asyncio.sleep(QUIET_SECONDS)
+        await all_quiet(gateway, telegram)
         stored = await stored_user_messages(gateway, BURST_CHAT)
         message_ids = [update["message"]["message_id"] for update in updates]
         outcomes = await inbound_outcomes(gateway, BURST_CHAT, message_ids)

@@ -13,7 +13,7 @@ from gateway.sessions.runtime import SessionAddress
 from gateway.text.split import TELEGRAM_MESSAGE_LIMIT, utf16_len
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import ALICE, GatewayFactory, settled_inbound
+from tests.gateway.conftest import ALICE, GatewayFactory, all_quiet, settled_inbound
 
 GROUP = -1001234567890
 STRANGER = 99
@@ -74,11 +74,11 @@ async def test_typing_is_shown_only_once_a_turn_outlasts_the_typing_delay(
 async def test_group_message_is_answered_only_when_the_bot_is_mentioned(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
-    async with run_gateway(telegram=telegram):
+    async with run_gateway(telegram=telegram) as gateway:
         telegram.push_message(GROUP, "chatting among us", user_id=ALICE, chat_type="supergroup")
         telegram.push_message(GROUP, f"{BOT} what now", user_id=ALICE, chat_type="supergroup")
         sent = await telegram.wait_for_sent(GROUP, 1)
-        await asyncio.sleep(0.2)  # room for a wrong second answer to show up
+        await all_quiet(gateway, telegram)
     assert len(telegram.sent_messages(GROUP)) == 1
     assert sent[0]["text"].startswith("Noted: what now")
     assert [r.last_user_text for r in anthropic.requests] == ["what now"]
@@ -104,7 +104,7 @@ async def test_long_reply_is_split_within_the_limit_and_arrives_complete(
     async with run_gateway(telegram=telegram) as gateway:
         telegram.push_message(ALICE, "tell me everything 😀")
         await telegram.wait_for_sent(ALICE, 2)
-        await asyncio.sleep(0.3)
+        await all_quiet(gateway, telegram)
         reply = await last_assistant_text(gateway, alice_address())
     parts = [m["text"] for m in telegram.sent_messages(ALICE)]
     assert len(parts) >= 2
@@ -174,13 +174,13 @@ async def test_allowlist_accepts_a_username(
 async def test_redelivered_update_is_not_answered_twice(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
-    async with run_gateway(telegram=telegram):
+    async with run_gateway(telegram=telegram) as gateway:
         update = telegram.push_message(ALICE, "once only")
         await telegram.wait_for_sent(ALICE, 1)
         telegram.redeliver(update["update_id"])
         telegram.push_message(ALICE, "second")
         await telegram.wait_for_sent(ALICE, 2)
-        await asyncio.sleep(0.2)
+        await all_quiet(gateway, telegram)
     texts = [m["text"] for m in telegram.sent_messages(ALICE)]
     assert len(texts) == 2
     assert [r.last_user_text for r in anthropic.requests] == ["once only", "second"]
@@ -190,10 +190,10 @@ async def test_long_user_message_split_by_telegram_is_one_turn(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
     paste = " ".join(f"word{i}" for i in range(1500))  # about 10,000 characters: 3 pieces
-    async with run_gateway(telegram=telegram):
+    async with run_gateway(telegram=telegram) as gateway:
         telegram.push_message(ALICE, paste)
         await telegram.wait_for_sent(ALICE, 1)
-        await asyncio.sleep(0.3)
+        await all_quiet(gateway, telegram)
     assert len(telegram.sent_messages(ALICE)) == 1
     assert len(anthropic.requests) == 1
     assert anthropic.requests[0].last_user_text.split() == paste.split()

@@ -8,7 +8,6 @@ Telegram the port it bound.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import Any
@@ -23,6 +22,7 @@ from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import (
     ALICE,
     GatewayFactory,
+    all_quiet,
     message_key,
     settled_inbound,
     telegram_adapter,
@@ -77,7 +77,7 @@ async def test_private_message_over_the_webhook_is_answered_once_and_stored(
         update = telegram.push_message(ALICE, "hello over the webhook")
         sent = await telegram.wait_for_sent(ALICE, 1)
         record = await settled_inbound(gateway, "telegram", message_key(update))
-        await asyncio.sleep(0.2)  # room for a wrong second answer to show up
+        await all_quiet(gateway, telegram)
     registered = telegram.calls_of("setWebhook")
     generated_secret = registered[0]["secret_token"]
 
@@ -129,12 +129,12 @@ async def test_a_post_without_the_secret_is_refused_and_nothing_is_recorded(
 async def test_an_update_redelivered_after_it_was_acknowledged_is_answered_once(
     run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
-    async with run_gateway(telegram=telegram, telegram_settings=WEBHOOK_SETTINGS):
+    async with run_gateway(telegram=telegram, telegram_settings=WEBHOOK_SETTINGS) as gateway:
         update = telegram.push_message(ALICE, "say it once")
         await telegram.wait_for_sent(ALICE, 1)
         telegram.redeliver(update["update_id"])
         await telegram.wait_for_webhook_attempts(2, WAIT, succeeded=True)
-        await asyncio.sleep(0.2)  # room for a wrong second answer to show up
+        await all_quiet(gateway, telegram)
     delivered = [a.update_id for a in telegram.webhook_attempts if a.succeeded]
 
     assert delivered == [update["update_id"]] * 2
@@ -162,7 +162,7 @@ async def test_an_update_that_could_not_be_recorded_is_refused_then_taken_on_ret
         update = telegram.push_message(ALICE, "try again")
         sent = await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
         record = await settled_inbound(gateway, "telegram", message_key(update))
-        await asyncio.sleep(0.2)  # room for a wrong second answer to show up
+        await all_quiet(gateway, telegram)
     statuses = [attempt.status for attempt in telegram.webhook_attempts]
 
     assert statuses == [500, 200]
@@ -186,7 +186,7 @@ async def test_updates_sent_while_the_gateway_is_down_are_answered_after_it_star
     async with run_gateway(telegram=telegram, telegram_settings=WEBHOOK_SETTINGS) as gateway:
         sent = await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
         record = await settled_inbound(gateway, "telegram", message_key(later))
-        await asyncio.sleep(0.2)  # room for a wrong second answer to show up
+        await all_quiet(gateway, telegram)
 
     assert webhook_after_stop != ""
     assert telegram.calls_of("deleteWebhook") == []

@@ -12,7 +12,7 @@ from typing import Any
 
 from gateway.platforms.telegram.adapter import TelegramAdapter
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import ALICE, GatewayFactory, telegram_adapter
+from tests.gateway.conftest import ALICE, GatewayFactory, all_quiet, telegram_adapter
 
 POLL_TIMEOUT_SECONDS = 1
 WATCHDOG_SECONDS = 1.5
@@ -50,7 +50,7 @@ async def test_stalled_poll_is_restarted_and_a_message_sent_afterwards_is_answer
         await telegram.wait_for_calls("getUpdates", polls_before_restart + 1, timeout=WAIT)
         telegram.push_message(ALICE, "after the restart")
         sent = await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
-        await asyncio.sleep(0.2)  # room for a wrong second answer to show up
+        await all_quiet(gateway, telegram)
     assert restarts_while_healthy == 0
     assert adapter.polling_restarts >= 1
     assert len(telegram.sent_messages(ALICE)) == 2

@@ -54,3 +54,41 @@ async def test_cancel_running_stops_the_batch_but_not_the_worker() -> None:
             await asyncio.sleep(0.01)
     assert task.cancelled()
     await workers.close()
+
+
+LOOP_TURNS = 50
+"""Turns of the event loop in which a waiter that wrongly thought all idle would return."""
+
+
+async def let_other_tasks_run() -> None:
+    """Give every other task :data:`LOOP_TURNS` turns of the event loop (no clock involved)."""
+    for _ in range(LOOP_TURNS):
+        await asyncio.sleep(0)
+
+
+async def test_wait_idle_returns_only_once_no_batch_is_running_or_queued() -> None:
+    release = asyncio.Event()
+    started = asyncio.Event()
+    handled: list[list[str]] = []
+
+    async def handle(key: str, batch: list[str]) -> None:
+        started.set()
+        await release.wait()
+        handled.append(batch)
+
+    workers: SessionWorkers[str] = SessionWorkers(handle)
+    idle_before = workers.idle
+    workers.submit("chat", "first")
+    await started.wait()
+    workers.submit("chat", "second")  # queued behind the running batch
+    waiting = asyncio.create_task(workers.wait_idle())
+    await let_other_tasks_run()
+    returned_while_running = waiting.done()
+    release.set()
+    async with asyncio.timeout(5):  # a guard against hangs, not a measurement
+        await waiting
+    await workers.close()
+
+    assert idle_before
+    assert not returned_while_running
+    assert handled == [["first"], ["second"]]

@@ -365,11 +365,14 @@ async def test_a_stalled_poll_delivers_nothing_until_the_stall_ends(
     async with echo.running(emulator):
         emulator.stall_polls(1.0)
         emulator.push_message(ALICE, "are you there?")
-        await asyncio.sleep(0.7)  # an unstalled poll would answer within milliseconds
+        # The open poll has seen the update and held it back: an unstalled one would have
+        # answered with it instead.
+        await emulator.wait_for_withheld_polls(1, GUARD_SECONDS)
         handled_during_stall = len(echo.handled)
+        waiting_during_stall = emulator.webhook_info()["pending_update_count"]
         sent = await emulator.wait_for_sent(ALICE, 1)
 
-    assert handled_during_stall == 0
+    assert (handled_during_stall, waiting_during_stall) == (0, 1)
     assert sent[0]["text"] == "are you there?"
 
 
