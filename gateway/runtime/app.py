@@ -7,12 +7,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from gateway.config.schema import Config, database_url
+from gateway.config.secrets import install_log_sanitizer
 from gateway.runtime.log_setup import QUIET_LIBRARIES, configure_logging
 from gateway.sessions.manager import SessionManager
 from gateway.sessions.services import AgentServices, build_services
 from gateway.store.db import Store, open_store
 from gateway.store.repository import Repository
-from gateway.text.redaction import install_log_sanitizer
 
 __all__ = ["QUIET_LIBRARIES", "App", "configure_logging", "database_url", "open_app"]
 

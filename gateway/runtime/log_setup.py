@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gateway.config.schema import Config, LoggingSettings, hermes_home
-from gateway.text.redaction import install_log_sanitizer
+from gateway.config.secrets import install_log_sanitizer
 
 QUIET_LIBRARIES = (
     "httpx",

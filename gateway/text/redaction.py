@@ -6,8 +6,9 @@ it logs every request's parameters and every answer (users' message text include
 :class:`LogSanitizer` is installed process-wide (on the root logger, its handlers, and the
 record factory, which covers every logger and every handler added later). It
 
-* replaces every configured secret value (read from the environment variables the configuration
-  names, the database URL's password, a generated webhook secret) and any ``bot<id>:<secret>``
+* replaces every secret value it is given (:func:`gateway.config.secrets.install_log_sanitizer`
+  gives those the configuration names: its environment variables' values, the database URL's
+  password; an adapter adds a generated webhook secret) and any ``bot<id>:<secret>``
   URL part with ``***``, in the message, its arguments and the formatted traceback;
 * strips the payload from python-telegram-bot's records that carry request or update data, and
   turns its "invalid JSON" record (the whole body, at ERROR, on every attempt) into a DEBUG line
@@ -17,14 +18,8 @@ record factory, which covers every logger and every handler added later). It
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Iterable
-
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
-
-from gateway.config.schema import Config
 
 MASK = "***"
 MIN_SECRET_LENGTH = 8
@@ -47,30 +42,6 @@ _PTB_QUIETED_TEMPLATES = {
     'Can not load invalid JSON data: "%s"': "Can not load invalid JSON data (body not logged)",
 }
 """PTB records demoted to DEBUG without their arguments (the body of a non-JSON answer)."""
-
-
-def configured_secret_env_names(config: Config) -> set[str]:
-    """The environment variables the configuration takes secrets from."""
-    from gateway.platforms.registry import PLATFORMS  # the platform package imports the store
-
-    names = {config.model.api_key_env}
-    for section in PLATFORMS.sections(config).values():
-        names.update(section.secret_env_names())
-    auxiliary = config.auxiliary.compression.api_key_env
-    if auxiliary:
-        names.add(auxiliary)
-    return names
-
-
-def _database_password(config: Config) -> list[str]:
-    """The password in ``database.url``, if it has one (drivers may log the URL)."""
-    if not config.database.url:
-        return []
-    try:
-        password = make_url(config.database.url).password
-    except ArgumentError:
-        return []
-    return [str(password)] if password else []
 
 
 class LogSanitizer(logging.Filter):
@@ -143,10 +114,10 @@ def log_sanitizer() -> LogSanitizer:
     return _sanitizer
 
 
-def install_log_sanitizer(config: Config) -> LogSanitizer:
-    """Mask the configured secrets in every log record from now on; safe to call repeatedly."""
-    values = [os.environ.get(name, "") for name in configured_secret_env_names(config)]
-    _sanitizer.add_secrets([*values, *_database_password(config)])
+def install_sanitizer(secrets: Iterable[str]) -> LogSanitizer:
+    """Mask ``secrets`` (and Bot API token URLs) in every log record from now on; safe to call
+    repeatedly (later calls add secrets)."""
+    _sanitizer.add_secrets(secrets)
     root = logging.getLogger()
     for target in [root, *root.handlers]:
         if _sanitizer not in target.filters:

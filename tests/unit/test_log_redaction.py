@@ -7,7 +7,8 @@ import logging
 import pytest
 
 from gateway.config.schema import parse_config
-from gateway.text.redaction import LogSanitizer, install_log_sanitizer
+from gateway.config.secrets import install_log_sanitizer
+from gateway.text.redaction import LogSanitizer
 
 TOKEN = "987654321:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 API_KEY = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz"

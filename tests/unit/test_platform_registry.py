@@ -39,7 +39,7 @@ def test_a_platform_registered_twice_is_refused():
 
 
 def test_secrets_of_every_platform_section_are_masked_in_logs():
-    from gateway.text.redaction import configured_secret_env_names
+    from gateway.config.secrets import configured_secret_env_names
 
     names = configured_secret_env_names(parse_config({}))
     assert {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN"} <= names
