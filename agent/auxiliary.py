@@ -12,7 +12,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from agent import reply_stream
 from agent.providers.base import Provider
 from agent.types import Message, ProviderTimeoutError, Usage, reply_text
 
@@ -20,8 +19,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_AUX_MAX_TOKENS = 4_096
 
-UsageCallback = Callable[[str, str, Usage], Awaitable[None]]
-"""``await on_usage(task, provider_name, usage)`` after each auxiliary call."""
+UsageCallback = Callable[[str, str, Usage, object], Awaitable[None]]
+"""``await on_usage(task, provider_name, usage, billed_to)`` after each auxiliary call;
+``billed_to`` is what the calling client was bound to (:meth:`AuxiliaryClient.bound`: the
+host's record of whose call it is), None for an unbound call."""
+CallLLM = Callable[[str, list[Message], int | None], Awaitable[str]]
+"""``await call_llm(task, messages, max_tokens) -> text``: the engines' auxiliary call."""
 
 
 @dataclass(slots=True)
@@ -51,24 +54,38 @@ class AuxiliaryClient:
         """The route a task uses."""
         return self._routes.get(task, self._default)
 
-    async def call_llm(self, task: str, messages: list[Message], max_tokens: int | None) -> str:
+    def bound(self, billed_to: object) -> CallLLM:
+        """A ``call_llm`` whose usage is reported with ``billed_to`` (a session's engine gets
+        one, so its summaries are billed to the session and its user)."""
+
+        async def call_llm(task: str, messages: list[Message], max_tokens: int | None) -> str:
+            return await self.call_llm(task, messages, max_tokens, billed_to=billed_to)
+
+        return call_llm
+
+    async def call_llm(
+        self,
+        task: str,
+        messages: list[Message],
+        max_tokens: int | None,
+        *,
+        billed_to: object = None,
+    ) -> str:
         """Run one auxiliary call and return its text. Raises the provider's typed errors."""
         route = self.route(task)
         try:
-            # A summary made during a turn is no part of the reply shown live.
-            with reply_stream.observing(None):
-                async with asyncio.timeout(route.timeout):
-                    response = await route.provider.complete(
-                        messages,
-                        max_tokens=max_tokens or DEFAULT_AUX_MAX_TOKENS,
-                        model=route.model,
-                    )
+            async with asyncio.timeout(route.timeout):
+                response = await route.provider.complete(
+                    messages,
+                    max_tokens=max_tokens or DEFAULT_AUX_MAX_TOKENS,
+                    model=route.model,
+                )
         except TimeoutError:
             raise ProviderTimeoutError(
                 f"auxiliary {task} call timed out after {route.timeout:.0f}s", retryable=True
             ) from None
         if self._on_usage is not None:
-            await self._on_usage(task, route.provider.name, response.usage)
+            await self._on_usage(task, route.provider.name, response.usage, billed_to)
         return reply_text(response.message)
 
     async def aclose(self) -> None:

@@ -2,9 +2,11 @@
 
 A turn is: system prompt + in-context history + the new user message -> model -> tool calls
 executed and fed back -> ... -> final answer or the iteration budget. Before every model call
-the context engine judges the real prompt size (the last API-reported size plus what was added
-since) and compacts when needed. Everything produced is handed to a :class:`TurnRecorder` as
-it happens, so a crash or ``/stop`` leaves the stored session consistent.
+the loop asks its :class:`CompactionGate` whether to compact now (the host's scheduler, which
+owns every compaction decision; by default the engine's threshold). Every change of the context
+goes through the session's :class:`~agent.session_context.SessionContext`, which stores it as
+it happens, so a crash or ``/stop`` leaves the stored session consistent. A live view of the
+reply is the turn's ``observer``, handed in by whoever starts the turn.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agent import reply_stream
 from agent.engines.context_engine import ContextEngine
 from agent.prompt_caching import CachePolicy, MarkedHistory, cache_breakpoints
-from agent.providers.base import Provider
-from agent.tokens import cache_message_tokens
+from agent.reply_stream import GuardedObserver, ReplyObserver
+from agent.session_context import SessionContext
+from agent.session_context import TurnRecorder as TurnRecorder  # re-exported
 from agent.tools.registry import ToolRegistry
 from agent.types import (
     CompactionResult,
@@ -59,20 +61,6 @@ EMPTY_ANSWER_RETRIES = 1
 """How often an empty or cut-off answer is asked for again before the user gets the notice."""
 
 StopReason = Literal["final", "max_iterations", "provider_error", "prompt_too_long", "no_answer"]
-
-
-class TurnRecorder(Protocol):
-    """Where the loop hands every new message, usage and compaction (the host persists them)."""
-
-    async def record_messages(self, messages: list[Message]) -> None:
-        """Store new messages; set ``"_id"`` on each dict."""
-
-    async def record_usage(self, usage: Usage, purpose: str) -> None:
-        """Store the usage of one API call."""
-
-    async def record_compaction(self, result: CompactionResult) -> None:
-        """Persist a compaction (new context, flags, summary) in one transaction; set ``"_id"``
-        on the new messages of ``result.messages``."""
 
 
 @dataclass(slots=True)
@@ -119,9 +107,25 @@ def _failure_reason(exc: ProviderError) -> str:
     return "the service is overloaded" if exc.retryable else "the request failed"
 
 
-def _compact_now(trigger: CompactionTrigger) -> bool:
-    """Without a host that compacts beside the turns, every compaction holds up the turn."""
-    return False
+class CompactionGate(Protocol):
+    """The one owner of "compact now?", asked before every model call of a turn."""
+
+    def compact_before_call(self) -> CompactionTrigger | None:
+        """The trigger to compact with before this call, None to call the model as it is
+        (which includes a compaction started beside the turn)."""
+
+
+class ThresholdGate:
+    """Without a host that schedules compactions: compact at the engine's threshold, before
+    the call (the turn waits for the summary)."""
+
+    def __init__(self, context: SessionContext) -> None:
+        self._context = context
+
+    def compact_before_call(self) -> CompactionTrigger | None:
+        """``agent`` when the engine says the prompt is past its threshold."""
+        engine = self._context.engine
+        return "agent" if engine.should_compress(self._context.prompt_tokens) else None
 
 
 class AgentLoop:
@@ -129,89 +133,58 @@ class AgentLoop:
 
     def __init__(
         self,
-        provider: Provider,
-        engine: ContextEngine,
+        context: SessionContext,
         tools: ToolRegistry,
-        recorder: TurnRecorder,
         settings: LoopSettings | None = None,
+        *,
+        gate: CompactionGate | None = None,
     ) -> None:
-        self.provider = provider
-        self.engine = engine
+        self.context = context
         self.tools = tools
-        self.recorder = recorder
         self.settings = settings or LoopSettings()
-        self.provider_session = provider.open_session()
-        """The provider's per-session request state (the converted history, kept across calls)."""
-        self.defer: Callable[[CompactionTrigger], bool] = _compact_now
-        """Asked when the engine's threshold is reached mid-turn: True when the host runs the
-        compaction beside the turn instead (the prompt still fits the window)."""
-        self._untold: list[CompactionResult] = []
+        self.gate: CompactionGate = gate or ThresholdGate(context)
+        """Asked before every model call whether to compact first."""
 
-    # -- prompt size ---------------------------------------------------------------------
+    @property
+    def engine(self) -> ContextEngine:
+        """The session's context engine."""
+        return self.context.engine
+
+    @property
+    def provider_name(self) -> str:
+        """The name of the provider the session calls (for log lines)."""
+        return self.context.provider_session.provider.name
+
     def current_prompt_tokens(self) -> int | None:
         """The best knowledge of the next prompt's size: API-reported plus what came since."""
-        return self.engine.prompt_size.current
-
-    async def _append(self, context: list[Message], messages: list[Message]) -> None:
-        await self.recorder.record_messages(messages)
-        context.extend(messages)
-        self.engine.prompt_size.grow(sum(cache_message_tokens(m) for m in messages))
-
-    # -- compaction ----------------------------------------------------------------------
-    async def compact(
-        self,
-        context: list[Message],
-        trigger: CompactionTrigger,
-        *,
-        focus_topic: str | None = None,
-    ) -> CompactionResult:
-        """Compact ``context`` in place through the engine and persist the result."""
-        result = await self.engine.compact(list(context), trigger, focus_topic)
-        await self.apply_compaction(context, result)
-        return result
-
-    async def apply_compaction(self, context: list[Message], result: CompactionResult) -> None:
-        """Persist ``result``, make its messages the context (in place) and take its size as
-        the prompt's until the next response reports the real one."""
-        await self.recorder.record_compaction(result)
-        context[:] = result.messages
-        self.provider_session.reset()
-        self.engine.prompt_size.compacted(result)
-        self._untold.append(result)
-
-    def take_compactions(self) -> list[CompactionResult]:
-        """The compactions applied since the last call, each handed over once (the host tells
-        the user about them: gateway/sessions/compaction_notice.py)."""
-        taken, self._untold = self._untold, []
-        return taken
+        return self.context.prompt_tokens
 
     # -- one turn ------------------------------------------------------------------------
-    async def add_user_message(self, context: list[Message], message: Message) -> None:
-        """Store a user message and add it to the context, before the turn runs."""
-        await self._append(context, [message])
+    async def run_turn(
+        self, user_message: Message | None, *, observer: ReplyObserver | None = None
+    ) -> TurnResult:
+        """Run one turn on the session's context (updated in place, system prompt first).
 
-    async def run_turn(self, context: list[Message], user_message: Message | None) -> TurnResult:
-        """Run one turn. ``context`` (system prompt first) is updated in place.
-
-        ``user_message`` None runs the turn for the user message(s) already at the end of
-        ``context`` (added by :meth:`add_user_message`, or stored by an interrupted turn).
+        ``user_message`` None runs the turn for the user message(s) already at the end of the
+        context (appended by the host, or stored by an interrupted turn). ``observer`` is told
+        about the reply while it is written (:mod:`agent.reply_stream`).
         """
+        watcher = GuardedObserver(observer) if observer is not None else None
         result = TurnResult(reply="", stop_reason="final")
         if user_message is not None:
-            await self._append(context, [user_message])
+            await self.context.append([user_message])
             result.new_messages.append(user_message)
         emergency_used = False
         empty_answers = 0
         iteration = 0
         while iteration < self.settings.max_iterations:
-            if self.engine.should_compress(self.current_prompt_tokens()) and not self.defer(
-                "agent"
-            ):
-                await self._compact_into(context, "agent", result)
+            trigger = self.gate.compact_before_call()
+            if trigger is not None:
+                await self._compact_into(trigger, result)
             started = time.perf_counter()
             response: ModelResponse | None
             try:
-                response = await self._call_model(context)
+                response = await self._call_model(watcher)
             except PromptTooLongError as exc:
                 result.wait_seconds += time.perf_counter() - started
                 if emergency_used:
@@ -219,13 +192,13 @@ class AgentLoop:
                     result.reply, result.stop_reason = TOO_LONG_APOLOGY, "prompt_too_long"
                     return result
                 emergency_used = True
-                await self._compact_into(context, "emergency", result)
+                await self._compact_into("emergency", result)
                 continue
             except IncompleteResponseError as exc:
                 log.warning("model answer incomplete (%s)", exc)
                 response = None
             except ProviderError as exc:
-                log.error("model call failed for provider %s: %s", self.provider.name, exc)
+                log.error("model call failed for provider %s: %s", self.provider_name, exc)
                 reason = _failure_reason(exc)
                 result.reply, result.stop_reason = APOLOGY.format(reason=reason), "provider_error"
                 return result
@@ -241,34 +214,36 @@ class AgentLoop:
                 log.warning("model gave no answer; asking again")
                 continue
             iteration += 1
-            await self._append(context, [response.message])
+            await self.context.append([response.message])
             result.new_messages.append(response.message)
             if not response.tool_calls:
                 result.reply = reply_text(response.message)
                 return result
-            tool_messages = await self._run_tools(response.tool_calls)
-            await self._append(context, tool_messages)
+            tool_messages = await self._run_tools(response.tool_calls, watcher)
+            await self.context.append(tool_messages)
             result.new_messages.extend(tool_messages)
         result.reply = ITERATION_LIMIT_NOTE.format(n=self.settings.max_iterations)
         result.stop_reason = "max_iterations"
         return result
 
-    async def _compact_into(
-        self, context: list[Message], trigger: CompactionTrigger, result: TurnResult
-    ) -> None:
+    async def _compact_into(self, trigger: CompactionTrigger, result: TurnResult) -> None:
         started = time.perf_counter()
-        compaction = await self.compact(context, trigger)
+        compaction = await self.context.compact(trigger)
         result.wait_seconds += time.perf_counter() - started
         result.compactions.append(compaction)
 
-    async def _call_model(self, context: list[Message]) -> ModelResponse:
+    async def _call_model(self, watcher: GuardedObserver | None) -> ModelResponse:
         schemas = self.tools.schemas() or None
-        reply_stream.model_call_started()
-        response = await self.provider_session.complete(
-            self.marked_history(context), tools=schemas, max_tokens=self.settings.max_tokens
+        if watcher is not None:
+            watcher.model_call_started()
+        response = await self.context.provider_session.complete(
+            self.marked_history(self.context.messages),
+            tools=schemas,
+            max_tokens=self.settings.max_tokens,
+            on_text=watcher.text_delta if watcher is not None else None,
         )
         self.engine.update_from_response(response.usage)
-        await self.recorder.record_usage(response.usage, "chat")
+        await self.context.recorder.record_usage(response.usage, "chat")
         return response
 
     def marked_history(self, context: Sequence[Message]) -> MarkedHistory:
@@ -285,9 +260,12 @@ class AgentLoop:
         """The message list sent to the provider: the context with cache breakpoints."""
         return self.marked_history(context).materialize()
 
-    async def _run_tools(self, tool_calls: list[dict[str, Any]]) -> list[Message]:
+    async def _run_tools(
+        self, tool_calls: list[dict[str, Any]], watcher: GuardedObserver | None
+    ) -> list[Message]:
         calls = [(c.get("id", ""), c.get("function", {})) for c in tool_calls]
-        reply_stream.tools_started([str(fn.get("name", "")) for _, fn in calls])
+        if watcher is not None:
+            watcher.tools_started([str(fn.get("name", "")) for _, fn in calls])
         try:
             outputs = await asyncio.gather(
                 *(self.tools.call(fn.get("name", ""), fn.get("arguments")) for _, fn in calls)
@@ -297,7 +275,7 @@ class AgentLoop:
             stubs = [
                 _tool_message(cid, fn.get("name", ""), CANCELLED_TOOL_RESULT) for cid, fn in calls
             ]
-            await asyncio.shield(self.recorder.record_messages(stubs))
+            await asyncio.shield(self.context.recorder.record_messages(stubs))
             raise
         return [
             _tool_message(cid, fn.get("name", ""), out)

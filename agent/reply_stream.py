@@ -1,21 +1,19 @@
 """Watching a reply while the model writes it: text as it streams, tools as they start.
 
-A host that shows replies live (the gateway's chat adapters, the terminal) sets a
-:class:`ReplyObserver` for the duration of one turn with :func:`observing`; the providers
-report every text delta of the answer and the loop reports each round of tool calls. The agent
-knows nothing of who watches: the observer lives in a context variable, so no provider or loop
-signature carries it, and a turn run without one (a benchmark, a summary call) costs nothing.
+A host that shows replies live (the gateway's chat adapters, the terminal) hands a
+:class:`ReplyObserver` to the turn it starts (``AgentLoop.run_turn(..., observer=...)``); the
+loop reports each model call and each round of tool calls, and gives the provider the
+observer's :meth:`~ReplyObserver.text_delta` for the answer's text as it streams. A turn run
+without one (a benchmark, a summary call) costs nothing.
 
-Observers are told, never asked: a failing observer must not fail the turn, so every call is
-guarded here and its error logged once per turn.
+Observers are told, never asked: a failing observer must not fail the turn, so the loop wraps
+it in a :class:`GuardedObserver`, which logs the first error and stops telling it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -34,43 +32,31 @@ class ReplyObserver(Protocol):
         """The model called these tools; they run now."""
 
 
-_observer: contextvars.ContextVar[ReplyObserver | None] = contextvars.ContextVar(
-    "reply_observer", default=None
-)
+class GuardedObserver:
+    """An observer whose errors never reach the turn: the first is logged, then it is off."""
 
+    def __init__(self, observer: ReplyObserver) -> None:
+        self._observer: ReplyObserver | None = observer
 
-@contextlib.contextmanager
-def observing(observer: ReplyObserver | None) -> Iterator[None]:
-    """Report the turn run in this block (this task and the tasks it starts) to ``observer``."""
-    token = _observer.set(observer)
-    try:
-        yield
-    finally:
-        _observer.reset(token)
+    def _tell(self, method: str, *args: object) -> None:
+        observer = self._observer
+        if observer is None:
+            return
+        try:
+            getattr(observer, method)(*args)
+        except Exception:
+            log.exception("reply observer failed in %s; the turn goes on", method)
+            self._observer = None  # once is enough: the rest of this turn is not observed
 
+    def model_call_started(self) -> None:
+        """Tell the observer a model call begins."""
+        self._tell("model_call_started")
 
-def _notify(method: str, *args: object) -> None:
-    observer = _observer.get()
-    if observer is None:
-        return
-    try:
-        getattr(observer, method)(*args)
-    except Exception:
-        log.exception("reply observer failed in %s; the turn goes on", method)
-        _observer.set(None)  # once is enough: the rest of this turn is not observed
+    def text_delta(self, text: str) -> None:
+        """Tell the observer about streamed answer text."""
+        if text:
+            self._tell("text_delta", text)
 
-
-def model_call_started() -> None:
-    """Tell the turn's observer (if any) that a model call begins."""
-    _notify("model_call_started")
-
-
-def text_delta(text: str) -> None:
-    """Tell the turn's observer (if any) about streamed answer text."""
-    if text:
-        _notify("text_delta", text)
-
-
-def tools_started(names: Sequence[str]) -> None:
-    """Tell the turn's observer (if any) which tools run now."""
-    _notify("tools_started", list(names))
+    def tools_started(self, names: Sequence[str]) -> None:
+        """Tell the observer which tools run now."""
+        self._tell("tools_started", list(names))

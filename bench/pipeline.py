@@ -20,14 +20,15 @@ from typing import Any
 
 from agent.compressor.context_compressor import ContextCompressor
 from agent.loop import AgentLoop, LoopSettings
+from agent.policy.hygiene import needs_hygiene
 from agent.prompt_caching import MarkedHistory, caching_policy
 from agent.providers.anthropic.wire import AnthropicWireHistory, full_body
 from agent.providers.base import Provider, ProviderName
 from agent.providers.wire_body import WireBody
+from agent.session_context import SessionContext
 from agent.tokens import cache_message_tokens
 from agent.tools import build_registry
 from agent.types import Message, ModelResponse
-from gateway.sessions.hygiene import needs_hygiene
 
 CONTEXT_LENGTH = 10_000_000  # large enough that nothing compacts: we time the checks alone
 MODEL = "claude-sonnet-4-5"
@@ -106,13 +107,13 @@ def bench_size(size: int, rounds: int) -> dict[str, tuple[float, float]]:
     engine = ContextCompressor(context_length=CONTEXT_LENGTH, call_llm=_noop)
     engine.prompt_size.restore(sum(cache_message_tokens(m) for m in context))
     policy = caching_policy("anthropic", "claude-sonnet-4-5", None, "5m")
-    loop = AgentLoop(
-        _NoProvider(),
+    session = SessionContext(
+        context,
         engine,
-        build_registry(["calculator"]),
-        None,  # type: ignore[arg-type]
-        LoopSettings(cache_policy=policy),
+        None,  # type: ignore[arg-type]  # nothing is recorded here
+        _NoProvider().open_session(),
     )
+    loop = AgentLoop(session, build_registry(["calculator"]), LoopSettings(cache_policy=policy))
     schemas = loop.tools.schemas()
     wire = AnthropicWireHistory()
     arrived = 0

@@ -1,4 +1,13 @@
-"""Policy compactions beside a session's turns: started when they pay, applied when it is safe.
+"""Every compaction decision of a session, in one place: when to compact, and how.
+
+The scheduler is the one owner of "compact now?": before a turn (the context policy's
+``cold_start`` and ``idle``, then hygiene at 85% of the window and the engine's threshold), before
+each model call of a turn (the agent loop asks :meth:`CompactionScheduler.compact_before_call`),
+and on request (``/compress``: :meth:`CompactionScheduler.compact_now`). It changes the context
+only through the session's :class:`~agent.session_context.SessionContext`, never through the
+loop.
+
+Policy compactions beside a session's turns: started when they pay, applied when it is safe.
 
 A compaction by the context policy (``cold_start`` at a message after the cache expired,
 ``idle`` in the background once it expired) runs on a copy of the session's engine over a
@@ -39,11 +48,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from agent.engines.context_engine import ContextEngine
-from agent.loop import AgentLoop
 from agent.policy.context_policy import COLD_MARGIN_SECONDS
+from agent.policy.hygiene import needs_hygiene
 from agent.policy.jobs import BeforeTurn, IdlePoint, PendingCompaction, SchedulerLog
 from agent.policy.session_clock import SessionClock
 from agent.policy.session_policy import PolicyCall, SessionPolicy
+from agent.session_context import SessionContext
 from agent.tokens import cache_message_tokens, estimate_messages_tokens_rough
 from agent.types import CompactionResult, CompactionTrigger, Message
 
@@ -68,16 +78,21 @@ class CompactionScheduler:
 
     def __init__(
         self,
-        loop: AgentLoop,
-        context: list[Message],
+        session: SessionContext,
         policy: SessionPolicy,
         clock: SessionClock,
         engine_copy: EngineCopy,
         context_length: int,
+        *,
+        answer_tokens: int,
+        compression_enabled: bool = True,
     ) -> None:
-        self.loop = loop
+        self.session = session
         self.context_length = context_length
-        self.context = context
+        self.answer_tokens = answer_tokens
+        """Room kept for the answer when judging whether the prompt fits (``max_tokens``)."""
+        self.compression_enabled = compression_enabled
+        """``compression.enabled``: hygiene compacts only when compaction is on."""
         self.policy = policy
         self.clock = clock
         self._engine_copy = engine_copy
@@ -134,10 +149,10 @@ class CompactionScheduler:
             if gap_compacted:
                 return BeforeTurn()
             call = self.policy.decide(
-                self.loop.engine,
-                self.context,
+                self.session.engine,
+                self.session.messages,
                 trigger="cold_start",
-                prompt_tokens=self.loop.current_prompt_tokens(),
+                prompt_tokens=self.session.prompt_tokens,
                 last_call_at=last_call_at,
                 now=now,
             )
@@ -151,7 +166,57 @@ class CompactionScheduler:
             pending.visit_start = now
         return await self.wait_pending()
 
+    @property
+    def context(self) -> list[Message]:
+        """The session's messages (the context compactions replace)."""
+        return self.session.messages
+
     # -- at the window's thresholds ----------------------------------------------------------
+    def window_trigger(self) -> CompactionTrigger | None:
+        """The threshold the context is at before a turn: ``hygiene`` at 85% of the window,
+        else ``agent`` at the engine's threshold, else None."""
+        engine = self.session.engine
+        if needs_hygiene(
+            self.session.messages,
+            last_prompt_tokens=engine.last_prompt_tokens,
+            context_length=self.context_length,
+            compression_enabled=self.compression_enabled,
+        ):
+            return "hygiene"
+        if engine.should_compress(self.session.prompt_tokens):
+            return "agent"
+        return None
+
+    async def before_turn_window(self) -> CompactionResult | None:
+        """Before a turn, after the policy's decision: hygiene or the engine's threshold.
+        Compacted before the turn only when the prompt would not fit the window, else beside
+        the turn (waited for briefly, like a policy compaction). Returns what was applied."""
+        trigger = self.window_trigger()
+        if trigger is None:
+            return None
+        in_flight = self._pending is not None  # waited for already, if at all
+        if self.defer_for_window(trigger):
+            return None if in_flight else (await self.wait_pending()).applied
+        if trigger == "agent":
+            return None  # compacted before the turn's first model call (compact_before_call)
+        log.info("hygiene compaction before the turn")
+        return await self.session.compact("hygiene")
+
+    def compact_before_call(self) -> CompactionTrigger | None:
+        """Asked by the agent loop before each model call: ``agent`` when the engine's
+        threshold is reached and the compaction cannot run beside the turn (the prompt would
+        not fit the window), else None (nothing due, or started beside the turn)."""
+        if not self.session.engine.should_compress(self.session.prompt_tokens):
+            return None
+        return None if self.defer_for_window("agent") else "agent"
+
+    async def compact_now(
+        self, trigger: CompactionTrigger, focus_topic: str | None = None
+    ) -> CompactionResult:
+        """A compaction asked for outright (``/compress``): run now (the caller holds
+        :attr:`lock`)."""
+        return await self.session.compact(trigger, focus_topic)
+
     def defer_for_window(self, trigger: CompactionTrigger) -> bool:
         """A threshold compaction (``agent``, ``hygiene``) is due: whether it may run beside
         the turn instead of before it (the caller holds :attr:`lock`). True when the engine can
@@ -160,7 +225,7 @@ class CompactionScheduler:
         """
         if not (
             self.policy.settings.threshold_in_background
-            and self.loop.engine.compacts_in_background
+            and self.session.engine.compacts_in_background
             and self._fits_window()
         ):
             return False
@@ -170,10 +235,10 @@ class CompactionScheduler:
         return True
 
     def _fits_window(self) -> bool:
-        prompt = self.loop.current_prompt_tokens()
+        prompt = self.session.prompt_tokens
         if prompt is None:
-            prompt = estimate_messages_tokens_rough(self.context)
-        return prompt + self.loop.settings.max_tokens <= self.context_length
+            prompt = estimate_messages_tokens_rough(self.session.messages)
+        return prompt + self.answer_tokens <= self.context_length
 
     async def wait_pending(self) -> BeforeTurn:
         """Wait (at most ``max_wait_seconds``) for the compaction in flight and apply it if it
@@ -219,10 +284,10 @@ class CompactionScheduler:
         if self._pending is not None:
             return None
         call = self.policy.decide(
-            self.loop.engine,
-            self.context,
+            self.session.engine,
+            self.session.messages,
             trigger="idle",
-            prompt_tokens=self.loop.current_prompt_tokens(),
+            prompt_tokens=self.session.prompt_tokens,
             last_call_at=point.last_call_at,
             now=point.at,
         )
@@ -246,7 +311,7 @@ class CompactionScheduler:
     # -- running and applying ---------------------------------------------------------------
     def _start(self, trigger: CompactionTrigger, call: PolicyCall | None) -> PendingCompaction:
         engine = self._engine_copy()
-        snapshot = list(self.context)
+        snapshot = list(self.session.messages)
         task = asyncio.create_task(engine.compact(list(snapshot), trigger))
         pending = PendingCompaction(trigger, call, snapshot, engine, task)
         self._pending = pending
@@ -275,15 +340,15 @@ class CompactionScheduler:
                 estimated_saving_usd=decision.saving_usd,
                 estimated_cost_usd=decision.cost_usd,
             )
-        extra = self.context[len(pending.snapshot) :]
+        extra = self.session.messages[len(pending.snapshot) :]
         if extra:
             result = dataclasses.replace(
                 result,
                 messages=[*result.messages, *extra],
                 tokens_after=result.tokens_after + sum(cache_message_tokens(m) for m in extra),
             )
-        await self.loop.apply_compaction(self.context, result)
-        self.loop.engine.load_state(pending.engine.get_state())
+        await self.session.apply(result)
+        self.session.engine.load_state(pending.engine.get_state())
         self.log.applied.append(result)
         return result
 
@@ -302,12 +367,12 @@ class CompactionScheduler:
         if result.degraded and not threshold:
             # Optional compactions never settle for the extractive fallback.
             return f"no summary model ({result.detail})"
-        if not pending.is_prefix_of(self.context):
+        if not pending.is_prefix_of(self.session.messages):
             return "the context changed meanwhile"
-        extra = self.context[len(pending.snapshot) :]
+        extra = self.session.messages[len(pending.snapshot) :]
         turns_done = sum(1 for m in extra if m.get("role") == "assistant")
         if turns_done and not threshold:
-            prompt = self.loop.current_prompt_tokens() or 0
+            prompt = self.session.prompt_tokens or 0
             compacted = result.tokens_after + sum(cache_message_tokens(m) for m in extra)
             visit_start = pending.visit_start if pending.visit_start is not None else 0.0
             if not self.policy.late_compaction_pays(prompt, compacted, turns_done, visit_start):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, Literal
 
 from agent.prompt_caching import MarkedHistory
@@ -79,6 +80,10 @@ class Provider(ABC):
         return ProviderSession(self)
 
 
+TextSink = Callable[[str], None]
+"""Told each piece of an answer's text as the model writes it (a live view of the reply)."""
+
+
 class ProviderSession:
     """One chat session's calls to a provider, for providers that keep work across calls.
 
@@ -97,8 +102,11 @@ class ProviderSession:
         tools: list[dict[str, Any]] | None = None,
         max_tokens: int,
         model: str | None = None,
+        on_text: TextSink | None = None,
     ) -> ModelResponse:
-        """One model call for the session's history (the stateless default converts it all)."""
+        """One model call for the session's history (the stateless default converts it all).
+
+        ``on_text`` is told the answer's text as it streams, where the provider streams."""
         return await self.provider.complete(
             history.materialize(), tools=tools, max_tokens=max_tokens, model=model
         )

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent.reply_stream import observing
+from agent.reply_stream import ReplyObserver
 from gateway.cli.chat_stream import TerminalPrinter
 from gateway.commands import CommandRegistry, default_registry, parse_call, run_local
 from gateway.commands.builtin import STOPPED_TEXT
@@ -61,11 +61,16 @@ async def _read_script_line(stream: TextIO) -> str | None:
     return line if line else None
 
 
-async def _interruptible_turn(app: App, address: SessionAddress, text: str) -> TurnReply | None:
+async def _interruptible_turn(
+    app: App, address: SessionAddress, text: str, observer: ReplyObserver
+) -> TurnReply | None:
     """One turn that Ctrl-C (SIGINT) interrupts as ``/stop`` does: the context is reloaded
-    from the store and the unanswered message gets the stop note. None when interrupted."""
+    from the store and the unanswered message gets the stop note. None when interrupted.
+    ``observer`` prints the answer as the model writes it."""
     loop = asyncio.get_running_loop()
-    turn = asyncio.ensure_future(app.sessions.run_turn(address, text, sent_at=time.time()))
+    turn = asyncio.ensure_future(
+        app.sessions.run_turn(address, text, sent_at=time.time(), observer=observer)
+    )
     loop.add_signal_handler(signal.SIGINT, turn.cancel)
     try:
         return await turn
@@ -132,8 +137,7 @@ async def run_chat(
             reply = await app.sessions.run_turn(address, text, sent_at=time.time())
         else:
             printer = TerminalPrinter(out, REPLY_PREFIX)
-            with observing(printer):  # the answer is printed as the model writes it
-                interrupted = await _interruptible_turn(app, address, text)
+            interrupted = await _interruptible_turn(app, address, text, printer)
             if interrupted is None:
                 printer.finish("")
                 print(REPLY_PREFIX + STOPPED_TEXT, file=out, flush=True)

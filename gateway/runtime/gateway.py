@@ -20,7 +20,6 @@ from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agent.reply_stream import observing
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.delivery.deliverer import Deliverer, RetryPolicy
@@ -395,13 +394,13 @@ class Gateway:
                 live_reply(self.app.repo, adapter, batch) as live,
                 adapter.typing(DeliveryTarget.of(batch[-1]), live.streaming if live else None),
             ):
-                with observing(live):
-                    reply = await self.app.sessions.run_turn(
-                        address,
-                        media.content(merge_texts(batch)),
-                        source=TurnSource(link, stored_message_id),
-                        sent_at=batch_sent_at(batch),
-                    )
+                reply = await self.app.sessions.run_turn(
+                    address,
+                    media.content(merge_texts(batch)),
+                    source=TurnSource(link, stored_message_id),
+                    sent_at=batch_sent_at(batch),
+                    observer=live,
+                )
         except asyncio.CancelledError:
             if key in self._stopping_keys:
                 await self._after_user_stop(address, batch)

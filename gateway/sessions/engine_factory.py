@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent.engine_loader import load_context_engine
 from agent.engines.context_engine import ContextEngine, EngineContext
 from agent.policy.session_clock import SessionClock
-from gateway.sessions.services import AgentServices
+from gateway.sessions.services import AgentServices, Billing
 
 
 def build_engine(
@@ -13,14 +13,16 @@ def build_engine(
     name: str,
     clock: SessionClock | None = None,
     context_length: int | None = None,
+    billing: Billing | None = None,
 ) -> ContextEngine:
     """The configured context engine for one session, deciding on ``clock``'s time, for a
-    window of ``context_length`` tokens (the session's model; default: the configured one)."""
+    window of ``context_length`` tokens (the session's model; default: the configured one);
+    its summaries are billed to ``billing`` (the session and the user of its turn)."""
     config = services.config
     route = services.auxiliary.route("compression")
     ctx = EngineContext(
         context_length=context_length or services.context_length,
-        call_llm=services.auxiliary.call_llm,
+        call_llm=services.auxiliary.bound(billing or Billing()),
         threshold=config.compression.threshold,
         target_ratio=config.compression.target_ratio,
         protect_last_n=config.compression.protect_last_n,

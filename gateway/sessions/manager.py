@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 
+from agent.reply_stream import ReplyObserver
 from agent.types import UserContent
 from gateway.sessions.runtime import SessionAddress, SessionRuntime, TurnReply, TurnSource
-from gateway.sessions.services import AgentServices, current_user_key
+from gateway.sessions.services import AgentServices
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +75,15 @@ class SessionManager:
         *,
         source: TurnSource | None = None,
         sent_at: float | None = None,
+        observer: ReplyObserver | None = None,
     ) -> TurnReply:
-        """One user message through hygiene and the agent loop (see SessionRuntime.run_turn;
-        ``sent_at``: platform time)."""
+        """One user message through hygiene and the agent loop, billed to the address's user
+        (see SessionRuntime.run_turn; ``sent_at``: platform time; ``observer``: a live view of
+        the reply)."""
         runtime = await self.get(address)
-        token = current_user_key.set(address.user_key)
-        try:
-            return await runtime.run_turn(text, source=source, sent_at=sent_at)
-        finally:
-            current_user_key.reset(token)
+        return await runtime.run_turn(
+            text, source=source, sent_at=sent_at, user_key=address.user_key, observer=observer
+        )
 
     async def close(self) -> None:
         for runtime in self._loaded.values():

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from agent.model_table import ModelInfo, cost_usd, pricing_for_call, writes_by_tier
 from agent.tokens import cache_message_tokens
 from agent.types import CompactionResult, Message, Usage
-from gateway.sessions.services import current_user_key
+from gateway.sessions.services import Billing
 from gateway.store.repository import Repository
 
 ANSWERS_KEY = "_answers"
@@ -15,7 +15,7 @@ ANSWERS_KEY = "_answers"
 
 
 class StoreRecorder:
-    """The loop's :class:`agent.loop.TurnRecorder` for one stored session."""
+    """The :class:`agent.session_context.TurnRecorder` of one stored session."""
 
     def __init__(
         self,
@@ -24,8 +24,11 @@ class StoreRecorder:
         model: ModelInfo,
         provider: str,
         cache_ttl: Callable[[], str],
+        billing: Billing | None = None,
     ) -> None:
         self.repo = repo
+        self.billing = billing or Billing(session_id)
+        """Whose calls these are: each usage row carries the user of the turn it served."""
         self.session_id = session_id
         self.model = model
         self.provider = provider
@@ -69,7 +72,7 @@ class StoreRecorder:
             last_prompt_tokens=usage.prompt_tokens if purpose == "chat" else None,
             visit_start=visit_start,
             cache_write_1h_tokens=writes_by_tier(usage, tier)[1],
-            user_key=current_user_key.get(),
+            user_key=self.billing.user_key,
         )
 
     async def record_compaction(self, result: CompactionResult) -> None:

@@ -17,10 +17,11 @@ from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
 from agent.policy.scheduler import CompactionScheduler
 from agent.policy.session_clock import SENT_AT_KEY, SessionClock
 from agent.policy.session_policy import SessionPolicy
+from agent.reply_stream import ReplyObserver
+from agent.session_context import SessionContext
 from agent.tools import build_registry
 from agent.types import (
     CompactionResult,
-    CompactionTrigger,
     Message,
     MessageBookkeeping,
     UserContent,
@@ -28,10 +29,9 @@ from agent.types import (
 from gateway.media.blobs import BlobStore, hydrate_context
 from gateway.sessions.compaction_notice import compaction_notices
 from gateway.sessions.engine_factory import build_engine
-from gateway.sessions.hygiene import needs_hygiene
 from gateway.sessions.model_choice import SessionModel
 from gateway.sessions.recorder import StoreRecorder
-from gateway.sessions.services import AgentServices, current_session_id
+from gateway.sessions.services import AgentServices, Billing
 from gateway.store.records import InboundLink, SessionRecord
 
 log = logging.getLogger(__name__)
@@ -101,9 +101,12 @@ class SessionRuntime:
         clock: SessionClock | None = None,
         user_times: Sequence[float] = (),
         model: SessionModel | None = None,
+        billing: Billing | None = None,
     ) -> None:
         self.services = services
         self.record = record
+        self.billing = billing or Billing(record.id)
+        """Whose calls this session's are: the session, and the user of the turn running."""
         self.model = model or services.models.get(record.model)
         """The session's model (``/model``): its provider, window, caching and prices."""
         self.context = context
@@ -121,32 +124,35 @@ class SessionRuntime:
             self.model.info,
             self.model.provider.name,
             self._cache_ttl,
+            self.billing,
         )
         self.recorder = recorder
+        self.session = SessionContext(context, engine, recorder, self.model.provider.open_session())
+        """The context and every change of it (stored as it happens)."""
         tools = build_registry(config.agent.tools)
         if engine.get_tool_schemas():
             tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
+        self.compactions = CompactionScheduler(
+            self.session,
+            self.policy,
+            self.clock,
+            self._engine_copy,
+            self.model.context_length,
+            answer_tokens=config.model.max_tokens,
+            compression_enabled=config.compression.enabled,
+        )
+        """Every compaction decision of the session (the loop asks it before each call)."""
         self.loop = AgentLoop(
-            self.model.provider,
-            engine,
+            self.session,
             tools,
-            recorder,
             LoopSettings(
                 max_tokens=config.model.max_tokens,
                 max_iterations=config.agent.max_iterations,
                 cache_policy=self.model.cache_policy,
                 cache_ttl=self._cache_ttl,
             ),
+            gate=self.compactions,
         )
-        self.compactions = CompactionScheduler(
-            self.loop,
-            self.context,
-            self.policy,
-            self.clock,
-            self._engine_copy,
-            self.model.context_length,
-        )
-        self.loop.defer = self.compactions.defer_for_window
 
     @property
     def session_id(self) -> int:
@@ -177,16 +183,17 @@ class SessionRuntime:
         hydrate_context(context, BlobStore(services.config.media.blob_path()))
         clock = SessionClock.measured_by(context, services.elapsed)
         model = services.models.get(record.model)
-        engine = build_engine(services, engine_name, clock, model.context_length)
+        billing = Billing(record.id, address.user_key)
+        engine = build_engine(services, engine_name, clock, model.context_length, billing)
         await engine.on_session_start(record.id, dict(record.engine_state or {}))
         engine.prompt_size.restore(record.last_prompt_tokens)
         user_times = await repo.user_message_times(record.id)
-        runtime = cls(services, record, context, engine, clock, user_times, model)
+        runtime = cls(services, record, context, engine, clock, user_times, model, billing)
         await runtime._ensure_consistent()
         return runtime
 
     async def _ensure_consistent(self) -> None:
-        recorder = self.loop.recorder
+        recorder = self.recorder
         if not self.context:
             system = {"role": "system", "content": self.services.config.agent.system_prompt}
             await recorder.record_messages([system])
@@ -197,7 +204,13 @@ class SessionRuntime:
             self.context.extend(stubs)
 
     async def run_turn(
-        self, text: UserContent, *, source: TurnSource | None = None, sent_at: float | None = None
+        self,
+        text: UserContent,
+        *,
+        source: TurnSource | None = None,
+        sent_at: float | None = None,
+        user_key: str | None = None,
+        observer: ReplyObserver | None = None,
     ) -> TurnReply:
         """Store the user's message, run hygiene, then one agent turn.
 
@@ -208,17 +221,19 @@ class SessionRuntime:
         resumes from the stored context instead of storing the text twice (and a stored
         answer that was never delivered is returned without calling the model).
         ``sent_at`` is the platform's time of the message (epoch seconds), stored with it and
-        the session's clock from then on.
+        the session's clock from then on. ``user_key`` is whose turn it is (its calls and
+        summaries are billed to them); ``observer`` watches the reply being written.
         """
-        token = current_session_id.set(self.session_id)
-        try:
-            async with self.compactions.lock:
-                return await self._run_turn(text, source, sent_at)
-        finally:
-            current_session_id.reset(token)
+        async with self.compactions.lock:
+            self.billing.user_key = user_key
+            return await self._run_turn(text, source, sent_at, observer)
 
     async def _run_turn(
-        self, text: UserContent, source: TurnSource | None, sent_at: float | None
+        self,
+        text: UserContent,
+        source: TurnSource | None,
+        sent_at: float | None,
+        observer: ReplyObserver | None,
     ) -> TurnReply:
         reply = TurnReply(text="")
         last_call_at = self.clock.newest
@@ -238,7 +253,7 @@ class SessionRuntime:
             message = _user_message(text, source)
             if sent_at is not None:
                 message[SENT_AT_KEY] = sent_at
-            await self.loop.add_user_message(self.context, message)
+            await self.session.append([message])
             self.policy.note_message(sent_at)
         self.clock.observe(sent_at)
         waited = 0.0
@@ -250,14 +265,14 @@ class SessionRuntime:
             waited += before.waited_seconds
             self.recorder.mark_visit_start(self._starts_visit(last_call_at, now))
         started = time.perf_counter()
-        reply.hygiene = await self.maybe_hygiene()
+        reply.hygiene = await self.compactions.before_turn_window()
         waited += time.perf_counter() - started
-        result = await self.loop.run_turn(self.context, None)
+        result = await self.loop.run_turn(None, observer=observer)
         result.wait_seconds += waited
         reply.result = result
         reply.text = result.reply
         notify = self.services.config.compression.notify
-        reply.notices.extend(compaction_notices(self.loop.take_compactions(), notify=notify))
+        reply.notices.extend(compaction_notices(self.session.take_compactions(), notify=notify))
         await self.save_engine_state()
         self.compactions.schedule_idle()
         return reply
@@ -293,41 +308,12 @@ class SessionRuntime:
                 return index if stored_id in source.link.platform_message_ids else None
         return None
 
-    async def maybe_hygiene(self) -> CompactionResult | None:
-        """Compact when the session is at 85% of the model's context (hygiene), or at the
-        engine's threshold: before the turn only when the prompt would not fit the window,
-        else beside the turn (waiting for it briefly, like a policy compaction)."""
-        config = self.services.config
-        trigger: CompactionTrigger
-        if needs_hygiene(
-            self.context,
-            last_prompt_tokens=self.engine.last_prompt_tokens,
-            context_length=self.model.context_length,
-            compression_enabled=config.compression.enabled,
-        ):
-            trigger = "hygiene"
-        elif self.engine.should_compress(self.loop.current_prompt_tokens()):
-            trigger = "agent"
-        else:
-            return None
-        in_flight = self.compactions.pending is not None  # waited for already, if at all
-        if self.compactions.defer_for_window(trigger):
-            return None if in_flight else (await self.compactions.wait_pending()).applied
-        if trigger == "agent":
-            return None  # the loop compacts before its first call, as it always has
-        log.info("session %s: hygiene compaction before the turn", self.session_id)
-        return await self.loop.compact(self.context, "hygiene")
-
     async def compress(self, focus: str | None) -> CompactionResult:
         """Manual compaction (``/compress [focus]``)."""
-        token = current_session_id.set(self.session_id)
-        try:
-            async with self.compactions.lock:
-                result = await self.loop.compact(self.context, "manual", focus_topic=focus or None)
-                await self.save_engine_state()
-                return result
-        finally:
-            current_session_id.reset(token)
+        async with self.compactions.lock:
+            result = await self.compactions.compact_now("manual", focus or None)
+            await self.save_engine_state()
+            return result
 
     def _engine_copy(self) -> ContextEngine:
         """A fresh engine in this one's state, for a compaction beside the turns."""
@@ -336,6 +322,7 @@ class SessionRuntime:
             self.services.config.context.engine,
             self.clock,
             self.model.context_length,
+            self.billing,
         )
         copy.load_state(self.engine.get_state())
         copy.prompt_size.restore(self.engine.prompt_size.current)
@@ -352,7 +339,7 @@ class SessionRuntime:
         """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""
         self.context[:] = await self.services.repo.load_context(self.session_id)
         hydrate_context(self.context, BlobStore(self.services.config.media.blob_path()))
-        self.loop.provider_session.reset()
+        self.session.provider_session.reset()
         await self._ensure_consistent()
 
     async def after_stop(self) -> None:
@@ -366,7 +353,7 @@ class SessionRuntime:
         so the next turn does not merge it with the new message and the model knows why."""
         if self.context and self.context[-1].get("role") == "user":
             note: Message = {"role": "assistant", "content": STOPPED_NOTE}
-            await self.loop.recorder.record_messages([note])
+            await self.recorder.record_messages([note])
             self.context.append(note)
 
     async def close(self) -> None:

@@ -6,7 +6,6 @@ engine and agent loop on top of these.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,14 +30,17 @@ log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
-current_session_id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "current_session_id", default=None
-)
-"""The session a task is working for; auxiliary usage is billed to it."""
-current_user_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "current_user_key", default=None
-)
-"""``platform:user_id`` of the user whose message a task answers; usage is billed to them."""
+
+@dataclass(slots=True)
+class Billing:
+    """Whose model calls a session's are: the session, and the user of the turn it runs.
+
+    One per loaded session, handed to its recorder and to its engine's summary calls when they
+    are built; the session sets :attr:`user_key` at the start of each turn."""
+
+    session_id: int | None = None
+    user_key: str | None = None
+    """``platform:user_id`` of the user whose message the session answers now."""
 
 
 @dataclass(slots=True)
@@ -137,20 +139,21 @@ def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryCli
     summary = summary_model_info(config, summary_model_choice(config).name)
     main_info = chat_model_info(config, config.model.name)
 
-    async def on_usage(task: str, provider_name: str, usage: Usage) -> None:
+    async def on_usage(task: str, provider_name: str, usage: Usage, billed_to: object) -> None:
+        billing = billed_to if isinstance(billed_to, Billing) else Billing()
         configured = summary if task == "compression" else main_info
         info = pricing_for_call(usage.model, configured)
 
         # Summary requests carry no cache breakpoints: the tier only matters for a fixed 1h.
         tier = "1h" if config.prompt_caching.cache_ttl == "1h" else "5m"
         await repo.record_usage(
-            current_session_id.get(),
+            billing.session_id,
             usage,
             provider=provider_name,
             cost_usd=cost_usd(info, usage, tier),
             cache_write_1h_tokens=writes_by_tier(usage, tier)[1],
             purpose=task,
-            user_key=current_user_key.get(),
+            user_key=billing.user_key,
         )
 
     aux = config.auxiliary.compression

@@ -5,13 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from agent.policy.hygiene import HYGIENE_THRESHOLD, needs_hygiene
 from agent.tokens import (
     IMAGE_TOKENS,
     cache_message_tokens,
     count_text_tokens,
     estimate_messages_tokens_rough,
 )
-from gateway.sessions.hygiene import HYGIENE_THRESHOLD, needs_hygiene
 
 
 def test_tiktoken_counter_loads_with_no_network_in_a_fresh_cache(tmp_path):

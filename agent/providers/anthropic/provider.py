@@ -17,6 +17,7 @@ from agent.providers.base import (
     Provider,
     ProviderName,
     ProviderSession,
+    TextSink,
     import_in_background,
 )
 from agent.providers.wire_body import WireBody
@@ -65,11 +66,11 @@ class AnthropicProvider(Provider):
         """A session that keeps its converted history across calls."""
         return AnthropicSession(self)
 
-    async def send(self, body: WireBody) -> ModelResponse:
+    async def send(self, body: WireBody, on_text: TextSink | None = None) -> ModelResponse:
         """POST an encoded streamed Messages body (see :func:`anthropic_sdk.send`)."""
         from agent.providers.anthropic import sdk as anthropic_sdk
 
-        return await anthropic_sdk.send(self._client, body)
+        return await anthropic_sdk.send(self._client, body, on_text)
 
     def warm_up(self) -> None:
         """Import the SDK in a background thread, so the first call does not wait for it."""
@@ -112,8 +113,10 @@ class AnthropicSession(ProviderSession):
         tools: list[dict[str, Any]] | None = None,
         max_tokens: int,
         model: str | None = None,
+        on_text: TextSink | None = None,
     ) -> ModelResponse:
-        """One streamed Messages call for the session's history."""
+        """One streamed Messages call for the session's history (``on_text``: told the
+        answer's text as it streams)."""
         body = self.wire.body(
             history.messages,
             history.marked,
@@ -121,7 +124,7 @@ class AnthropicSession(ProviderSession):
             model=model or self._anthropic.model,
             max_tokens=max_tokens,
         )
-        return await self._anthropic.send(body)
+        return await self._anthropic.send(body, on_text)
 
     def reset(self) -> None:
         """Convert the whole history again on the next call."""

@@ -15,9 +15,13 @@ from anthropic.lib.streaming import AsyncMessageStreamManager
 from anthropic.types import Message as SDKMessage
 from anthropic.types import RawMessageStreamEvent
 
-from agent import reply_stream
 from agent.providers.anthropic.response import from_anthropic_message
-from agent.providers.base import MAX_RETRY_WAIT_SECONDS, error_details, is_retryable_status
+from agent.providers.base import (
+    MAX_RETRY_WAIT_SECONDS,
+    TextSink,
+    error_details,
+    is_retryable_status,
+)
 from agent.providers.wire_body import WireBody
 from agent.types import (
     IncompleteResponseError,
@@ -86,11 +90,12 @@ def _broke_off(exc: Exception) -> IncompleteResponseError:
     return IncompleteResponseError(f"Anthropic stream broke off: {exc!r}", retryable=True)
 
 
-async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelResponse:
+async def send(
+    client: anthropic.AsyncAnthropic, body: WireBody, on_text: TextSink | None = None
+) -> ModelResponse:
     """POST an encoded streamed Messages body through the SDK (its retries, errors, events).
 
-    The answer's text is reported as it streams to the turn's observer, if any
-    (:mod:`agent.reply_stream`).
+    The answer's text is told to ``on_text`` as it streams, if given.
 
     A long body goes out as pieces with its length (no re-encoding, no joining); a short
     one is joined, since one write costs less than several.
@@ -109,8 +114,8 @@ async def send(client: anthropic.AsyncAnthropic, body: WireBody) -> ModelRespons
         async with AsyncMessageStreamManager(request) as stream:
             began = True
             async for event in stream:
-                if event.type == "text":
-                    reply_stream.text_delta(event.text)
+                if event.type == "text" and on_text is not None and event.text:
+                    on_text(event.text)
             final = await stream.get_final_message()
     except anthropic.APIConnectionError as exc:
         if began and not isinstance(exc, anthropic.APITimeoutError):

@@ -17,6 +17,7 @@ from agent.providers.base import (
     Provider,
     ProviderName,
     ProviderSession,
+    TextSink,
     import_in_background,
 )
 from agent.providers.openai.response import usage_from_openai as usage_from_openai
@@ -160,8 +161,10 @@ class OpenAICompatSession(ProviderSession):
         tools: list[dict[str, Any]] | None = None,
         max_tokens: int,
         model: str | None = None,
+        on_text: TextSink | None = None,
     ) -> ModelResponse:
-        """One chat-completions call for the session's history."""
+        """One chat-completions call for the session's history (not streamed: the answer
+        arrives whole, so ``on_text`` is not told anything)."""
         head = self._compat.request_head(tools, max_tokens=max_tokens, model=model)
         body = self.wire.body(history.messages, history.marked, head)
         return await self._compat.send(body, head["model"])

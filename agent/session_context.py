@@ -1,0 +1,83 @@
+"""A session's in-context messages and the one way each change reaches them.
+
+New messages are stored, then appended; a compaction is stored, then swapped in. Either way the
+engine's prompt size follows and the provider session forgets conversions of a replaced history.
+The agent loop and the compaction scheduler both change the context through one
+:class:`SessionContext` handed to them when they are built, so neither calls the other.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from agent.engines.context_engine import ContextEngine
+from agent.providers.base import ProviderSession
+from agent.tokens import cache_message_tokens
+from agent.types import CompactionResult, CompactionTrigger, Message, Usage
+
+
+class TurnRecorder(Protocol):
+    """Where every new message, usage and compaction goes (the host persists them)."""
+
+    async def record_messages(self, messages: list[Message]) -> None:
+        """Store new messages; set ``"_id"`` on each dict."""
+
+    async def record_usage(self, usage: Usage, purpose: str) -> None:
+        """Store the usage of one API call."""
+
+    async def record_compaction(self, result: CompactionResult) -> None:
+        """Persist a compaction (new context, flags, summary) in one transaction; set ``"_id"``
+        on the new messages of ``result.messages``."""
+
+
+class SessionContext:
+    """The messages the model sees next (system prompt first), kept in step with the store."""
+
+    def __init__(
+        self,
+        messages: list[Message],
+        engine: ContextEngine,
+        recorder: TurnRecorder,
+        provider_session: ProviderSession,
+    ) -> None:
+        self.messages = messages
+        """The context itself, changed in place (the host holds the same list)."""
+        self.engine = engine
+        self.recorder = recorder
+        self.provider_session = provider_session
+        """The provider's per-session request state (the converted history, kept across calls)."""
+        self._untold: list[CompactionResult] = []
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        """The best knowledge of the next prompt's size: API-reported plus what came since."""
+        return self.engine.prompt_size.current
+
+    async def append(self, messages: list[Message]) -> None:
+        """Store ``messages``, then add them to the context."""
+        await self.recorder.record_messages(messages)
+        self.messages.extend(messages)
+        self.engine.prompt_size.grow(sum(cache_message_tokens(m) for m in messages))
+
+    async def compact(
+        self, trigger: CompactionTrigger, focus_topic: str | None = None
+    ) -> CompactionResult:
+        """Compact the context through the engine, now, and apply the result."""
+        result = await self.engine.compact(list(self.messages), trigger, focus_topic)
+        await self.apply(result)
+        return result
+
+    async def apply(self, result: CompactionResult) -> None:
+        """Persist ``result``, make its messages the context (in place) and take its size as
+        the prompt's until the next response reports the real one."""
+        await self.recorder.record_compaction(result)
+        self.messages[:] = result.messages
+        self.provider_session.reset()
+        self.engine.prompt_size.compacted(result)
+        self._untold.append(result)
+
+    def take_compactions(self) -> list[CompactionResult]:
+        """The compactions applied since the last call, each handed over once (the host tells
+        the user about them)."""
+        taken, self._untold = self._untold, []
+        return taken
