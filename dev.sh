@@ -69,7 +69,8 @@ case "${1:-}" in
   demo)
     setup
     shift
-    exec "$VENV/bin/hermes" demo "$@"
+    # From the checkout (-m puts it on sys.path): the emulators in sandbox/ are not installed.
+    exec "$VENV/bin/python" -m gateway.cli.main demo "$@"
     ;;
   test)
     setup
