@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The two quickstart commands, each doing its own set-up on a fresh machine, and the lock:
 #   ./dev.sh demo   - the offline demo (local emulators, no API key, no network)
-#   ./dev.sh test   - lint, type-check and the whole test suite
+#   ./dev.sh test   - lint, type-check, import contracts and the whole test suite
 #   ./dev.sh lock   - refresh requirements.lock after changing pyproject.toml's dependencies
 #                     (keeps the other pins; `./dev.sh lock --upgrade` takes the newest in range)
 # Set-up installs exactly the versions in requirements.lock (hashes checked), then the project
@@ -79,6 +79,7 @@ case "${1:-}" in
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     "$VENV/bin/mypy" agent gateway plugins sandbox bench
+    "$VENV/bin/lint-imports"
     exec "$VENV/bin/python" -m pytest -q "$@"
     ;;
   lock)
