@@ -10,14 +10,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HERMES_HOME=/data
 
 WORKDIR /opt/hermes
+# The locked versions first (hashes checked; a layer that survives code changes), then the
+# project without dependencies. The emulators (sandbox/), benchmarks and tests stay out.
+COPY requirements-runtime.lock ./
+RUN pip install --no-compile --require-hashes -r requirements-runtime.lock
 COPY pyproject.toml README.md alembic.ini config.yaml ./
 COPY agent ./agent
 COPY gateway ./gateway
 COPY plugins ./plugins
 COPY migrations ./migrations
-COPY sandbox ./sandbox
-COPY bench ./bench
-RUN pip install --no-compile ".[postgres]" \
+RUN pip install --no-compile --no-deps . \
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin hermes \
     && mkdir -p /data && chown hermes:hermes /data
 

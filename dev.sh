@@ -1,23 +1,52 @@
 #!/usr/bin/env bash
-# The two quickstart commands, each doing its own set-up on a fresh machine:
+# The two quickstart commands, each doing its own set-up on a fresh machine, and the lock:
 #   ./dev.sh demo   - the offline demo (local emulators, no API key, no network)
-#   ./dev.sh test   - lint, type-check and the whole test suite
+#   ./dev.sh test   - lint, type-check, import contracts and the whole test suite
+#   ./dev.sh lock   - refresh requirements.lock after changing pyproject.toml's dependencies
+#                     (keeps the other pins; `./dev.sh lock --upgrade` takes the newest in range)
+# Set-up installs exactly the versions in requirements.lock (hashes checked), then the project
+# itself without dependencies; it runs again only when pyproject.toml or the lock changes.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PY=${PYTHON:-python3}
 VENV=.venv
 
+# The locks are for Python 3.11 on Linux (x86_64). requirements.lock: the runtime, dev and
+# postgres dependencies (this script's .venv, CI); requirements-runtime.lock: the same versions
+# without the dev tools (the Docker image).
+LOCK=requirements.lock
+RUNTIME_LOCK=requirements-runtime.lock
+UV_VERSION='uv>=0.13,<0.14'
+
 setup() {
   if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
   fi
-  local stamp="$VENV/.installed"
-  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  # The stamp holds a checksum of what the install was made from, so a pull or a branch switch
+  # that changes either file installs again, and nothing else does.
+  local stamp="$VENV/.installed" wanted
+  wanted=$(cat pyproject.toml "$LOCK" | cksum)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -e '.[dev,postgres]'
-    touch "$stamp"
+    "$VENV/bin/python" -m pip install --quiet --require-hashes -r "$LOCK"
+    "$VENV/bin/python" -m pip install --quiet --no-deps -e .
+    echo "$wanted" >"$stamp"
   fi
+}
+
+lock() {
+  # uv resolves in a scratch venv of its own: it is a tool of this script, not a dependency.
+  TOOLS=$(mktemp -d)
+  trap 'rm -rf "$TOOLS"' EXIT
+  "$PY" -m venv "$TOOLS"
+  "$TOOLS/bin/python" -m pip install --quiet "$UV_VERSION"
+  local compile=("$TOOLS/bin/uv" pip compile pyproject.toml --quiet --generate-hashes
+    --python-version 3.11 --python-platform x86_64-unknown-linux-gnu
+    --custom-compile-command './dev.sh lock')
+  "${compile[@]}" --extra dev --extra postgres "$@" -o "$LOCK"
+  "${compile[@]}" --extra postgres --constraint "$LOCK" --no-annotate -o "$RUNTIME_LOCK"
+  echo "wrote $LOCK (./dev.sh installs it) and $RUNTIME_LOCK (the Dockerfile installs it)"
 }
 
 ensure_postgres() {
@@ -40,7 +69,8 @@ case "${1:-}" in
   demo)
     setup
     shift
-    exec "$VENV/bin/hermes" demo "$@"
+    # From the checkout (-m puts it on sys.path): the emulators in sandbox/ are not installed.
+    exec "$VENV/bin/python" -m gateway.cli.main demo "$@"
     ;;
   test)
     setup
@@ -49,10 +79,15 @@ case "${1:-}" in
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     "$VENV/bin/mypy" agent gateway plugins sandbox bench
+    "$VENV/bin/lint-imports"
     exec "$VENV/bin/python" -m pytest -q "$@"
     ;;
+  lock)
+    shift
+    lock "$@"
+    ;;
   *)
-    echo "usage: ./dev.sh demo | ./dev.sh test" >&2
+    echo "usage: ./dev.sh demo | ./dev.sh test | ./dev.sh lock" >&2
     exit 2
     ;;
 esac

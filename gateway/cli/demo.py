@@ -20,13 +20,16 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gateway.config.schema import parse_config
 from gateway.reports.totals import cost_without_caching
 from gateway.runtime.app import App, open_app
 from gateway.runtime.gateway import Gateway
-from sandbox.anthropic_api import AnthropicEmulator
-from sandbox.telegram_api import TelegramEmulator
+
+if TYPE_CHECKING:
+    from sandbox.anthropic_api import AnthropicEmulator
+    from sandbox.telegram_api import TelegramEmulator
 
 DEMO_CONTEXT_LENGTH = 16_000
 DEMO_MESSAGES_PER_CHAT = 52
@@ -40,6 +43,11 @@ PASTE_LINES = 460
 """A paste of about 13K tokens: Telegram splits it in pieces, the gateway merges them, and the
 window is left above 85% so the next turn shows session hygiene at work."""
 REPLY_TIMEOUT = 60.0
+NEEDS_CHECKOUT = (
+    "hermes demo needs a checkout of the project: the emulators in sandbox/ are not installed "
+    "(run ./dev.sh demo from the checkout)"
+)
+NEEDS_CHECKOUT_EXIT = 2
 
 _LINES = [
     "Good evening! I'm planning a trip to Lisbon in May; remember my budget is 1800 euros.",
@@ -159,7 +167,16 @@ def _config(home: Path, anthropic: AnthropicEmulator, telegram: TelegramEmulator
 
 
 async def run_demo(turns: int | None = None) -> int:
-    """Run the demo and print the report; returns the exit code."""
+    """Run the demo and print the report; returns the exit code (2 without the emulators)."""
+    # The emulators live in the checkout's sandbox/, which the wheel and the image leave out.
+    try:
+        from sandbox.anthropic_api import AnthropicEmulator
+        from sandbox.telegram_api import TelegramEmulator
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.partition(".")[0] != "sandbox":
+            raise
+        print(NEEDS_CHECKOUT, file=sys.stderr)
+        return NEEDS_CHECKOUT_EXIT
     per_chat = max(4, turns // len(DEMO_CHATS)) if turns else DEMO_MESSAGES_PER_CHAT
     home = Path(tempfile.mkdtemp(prefix="hermes-demo-"))
     os.environ.update(
