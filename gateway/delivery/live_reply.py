@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from gateway.messages.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, LiveMode, PlatformAdapter
 from gateway.store.repository import Repository
-from gateway.text.split import split_message
 
 log = logging.getLogger(__name__)
 
@@ -132,8 +131,9 @@ class LiveReply:
             log.warning("%s: live reply update failed: %s", self.adapter.name, exc)
 
     def _live_parts(self) -> list[str]:
+        # The adapter's own split, as for the final reply, so the parts end where its parts do.
         limit = self.adapter.message_limit - LIVE_MARGIN
-        parts = split_message(self._text, limit, length=self.adapter.measure) if self._text else []
+        parts = self.adapter.split(self._text, limit) if self._text else []
         if not parts:
             return [self._status or TYPING_CURSOR.strip()]
         parts[-1] += f"\n\n{self._status}" if self._status else TYPING_CURSOR

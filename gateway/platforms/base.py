@@ -233,9 +233,10 @@ class PlatformAdapter(abc.ABC):
         """A text's length as the platform counts it (characters unless overridden)."""
         return len(text)
 
-    def split(self, text: str) -> list[str]:
-        """The parts a reply is sent as, each within the platform's limit."""
-        return split_message(text, self.message_limit, length=self.measure)
+    def split(self, text: str, limit: int | None = None) -> list[str]:
+        """The parts a reply is sent as, each within the platform's limit (or a smaller
+        ``limit``, which leaves room for what a live reply adds to a part)."""
+        return split_message(text, limit or self.message_limit, length=self.measure)
 
     async def send(self, target: DeliveryTarget, text: str) -> list[str]:
         """Send a reply of any length; returns the platform ids of the messages sent."""

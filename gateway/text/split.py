@@ -4,6 +4,11 @@ Pure functions. Telegram counts a message's length in UTF-16 code units (4096), 
 characters (2000). A cut prefers a paragraph break, then a line break, then a space, and only
 then falls back to a hard cut. A fenced code block cut in two is closed at the end of one part
 and reopened (with its language) at the start of the next, so both render as code.
+
+A platform that formats a part before sending it (Telegram's MarkdownV2) passes its renderer:
+each part is then measured after rendering too, since escapes and markup can make the formatted
+text longer than the Markdown it came from. The parts stay Markdown, so the plain-text fallback
+of a part fits as well.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ MIN_LIMIT = 32
 """Below this a limit leaves no room for a reopened code fence plus content."""
 
 LengthFn = Callable[[str], int]
+RenderFn = Callable[[str], str]
 
 
 def utf16_len(text: str) -> int:
@@ -31,32 +37,62 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def split_message(text: str, limit: int, *, length: LengthFn = len) -> list[str]:
+def split_message(
+    text: str, limit: int, *, length: LengthFn = len, render: RenderFn | None = None
+) -> list[str]:
     """Split ``text`` into parts each at most ``limit`` long as measured by ``length``.
 
-    Empty or whitespace-only text gives no parts. Raises ValueError for a limit too small to
-    hold a reopened code fence.
+    With ``render`` (what a part is sent as), each part's rendering is at most ``limit`` long
+    too. Empty or whitespace-only text gives no parts. Raises ValueError for a limit too small
+    to hold a reopened code fence.
     """
     if limit < MIN_LIMIT:
         raise ValueError(f"limit must be at least {MIN_LIMIT} (got {limit})")
+
+    def sent_length(part: str) -> int:
+        plain = length(part)
+        if render is None or plain > limit:  # too long already: no need to render it
+            return plain
+        return max(plain, length(render(part)))
+
     parts: list[str] = []
     rest = text.strip("\n")
-    while length(rest) > limit:
-        budget = limit - length(FENCE_CLOSE)
-        cut = _best_cut(rest, _fitting_chars(rest, budget, length))
-        head, tail = rest[:cut].rstrip(), rest[cut:]
-        open_fence = _open_fence_line(head)
-        if open_fence is not None:
-            head += FENCE_CLOSE
-            tail = open_fence + "\n" + tail.lstrip("\n")
-        else:
-            tail = tail.lstrip()
+    while sent_length(rest) > limit:
+        head, rest = _fitting_head(rest, limit, length, sent_length)
         if head.strip():
             parts.append(head)
-        rest = tail
     if rest.strip():
         parts.append(rest)
     return parts
+
+
+def _fitting_head(
+    text: str, limit: int, length: LengthFn, sent_length: LengthFn
+) -> tuple[str, str]:
+    """The first part of ``text`` (cut at its best boundary) whose sent length fits ``limit``,
+    and the rest.
+
+    The Markdown budget shrinks by how much the last try grew when sent, until it fits:
+    usually one or two renderings.
+    """
+    budget = limit - length(FENCE_CLOSE)
+    while True:
+        head, tail = _cut(text, budget, length)
+        sent = sent_length(head)
+        if sent <= limit or budget <= 1:
+            return head, tail
+        budget = min(budget - 1, length(head) * limit // sent)
+
+
+def _cut(text: str, budget: int, length: LengthFn) -> tuple[str, str]:
+    """``text`` cut at its best boundary within ``budget``; a code fence left open is closed
+    in the head and reopened in the tail."""
+    cut = _best_cut(text, _fitting_chars(text, budget, length))
+    head, tail = text[:cut].rstrip(), text[cut:]
+    open_fence = _open_fence_line(head)
+    if open_fence is None:
+        return head, tail.lstrip()
+    return head + FENCE_CLOSE, open_fence + "\n" + tail.lstrip("\n")
 
 
 def _fitting_chars(text: str, budget: int, length: LengthFn) -> int:

@@ -10,9 +10,11 @@ import asyncio
 
 from gateway.runtime.gateway import STOPPED_TEXT, Gateway
 from gateway.sessions.runtime import SessionAddress
+from gateway.text.markdown import markdown_to_telegram
 from gateway.text.split import TELEGRAM_MESSAGE_LIMIT, utf16_len
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
+from sandbox.telegram_markdown import parse_markdown_v2
 from tests.gateway.conftest import ALICE, GatewayFactory, all_quiet, settled_inbound
 
 GROUP = -1001234567890
@@ -110,6 +112,30 @@ async def test_long_reply_is_split_within_the_limit_and_arrives_complete(
     assert len(parts) >= 2
     assert all(utf16_len(part) <= TELEGRAM_MESSAGE_LIMIT for part in parts)
     assert " ".join(parts).split() == reply.split()
+
+
+async def test_reply_that_grows_when_rendered_arrives_formatted_in_parts_within_the_limit(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    # Rendered, every heading gains an emoji, every rule eight dashes and MarkdownV2 escapes
+    # each ">", "!", "(", "." and "-": cut as Markdown, a full part would be too long as sent.
+    section = "# Part {n:02d}: a > b & c < d!\n\nKeep `x-1` & *go* on (a.b).\n\n---\n\n"
+    reply = "".join(section.format(n=n) for n in range(70)).strip()
+    anthropic.reply_fn = lambda body: reply
+    async with run_gateway(telegram=telegram, model_settings={"max_tokens": 4000}) as gateway:
+        telegram.push_message(ALICE, "the plan, please")
+        await telegram.wait_for_sent(ALICE, 2)
+        await all_quiet(gateway, telegram)
+        assert await last_assistant_text(gateway, alice_address()) == reply
+    sent = telegram.sent_messages(ALICE)
+    assert len(sent) >= 2
+    assert len(telegram.calls_of("sendMessage")) == len(sent)  # none refused, none resent plain
+    assert all(message["parse_mode"] == "MarkdownV2" for message in sent)
+    assert all(utf16_len(message["source_text"]) <= TELEGRAM_MESSAGE_LIMIT for message in sent)
+    for message in sent:
+        assert {"code", "italic"} <= {entity["type"] for entity in message["entities"]}
+    shown, _ = parse_markdown_v2(markdown_to_telegram(reply))
+    assert " ".join(message["text"] for message in sent).split() == shown.split()
 
 
 async def test_reply_falls_back_to_plain_text_when_telegram_rejects_the_formatting(

@@ -40,6 +40,31 @@ def test_code_block_cut_in_two_is_closed_and_reopened() -> None:
     assert body == code.split("\n")
 
 
+def test_parts_fit_the_limit_once_rendered_and_still_end_at_paragraphs() -> None:
+    # MarkdownV2 escapes every ">", ".", "!", "(" and "-": this text grows an eighth when sent.
+    paragraphs = [f"Step {n}: if a > b (and c-d), stop! Then go on." for n in range(60)]
+    text = "\n\n".join(paragraphs)
+    assert utf16_len(markdown_to_telegram(text[:1000])) > 1100
+    parts = split_message(text, 1000, length=utf16_len, render=markdown_to_telegram)
+    assert len(parts) >= 3
+    assert all(utf16_len(markdown_to_telegram(part)) <= 1000 for part in parts)
+    assert all(utf16_len(markdown_to_telegram(part)) > 800 for part in parts[:-1])  # kept full
+    assert "\n\n".join(parts) == text
+
+
+def test_code_block_cut_for_its_rendering_is_closed_and_reopened() -> None:
+    # Inside code MarkdownV2 escapes only "\\" and "`": a Windows path doubles when sent.
+    code = "\n".join(f"copy C:\\dir\\file{i}.txt D:\\backup\\" for i in range(40))
+    parts = split_message(
+        f"Intro\n```bat\n{code}\n```", 400, length=utf16_len, render=markdown_to_telegram
+    )
+    assert all(utf16_len(markdown_to_telegram(part)) <= 400 for part in parts)
+    for part in parts[1:]:
+        assert part.startswith("```bat\n")
+    body = [line for p in parts for line in p.split("\n") if line.startswith("copy ")]
+    assert body == code.split("\n")
+
+
 def test_too_small_limit_is_refused() -> None:
     with pytest.raises(ValueError, match="at least"):
         split_message("text", 4)
@@ -75,3 +100,12 @@ def test_any_model_text_renders_to_markdown_telegram_can_parse(source: str) -> N
     # Whatever the model writes, the rendering is valid MarkdownV2 (no "can't parse entities"),
     # so the plain-text fallback is the exception, not the rule.
     parse_markdown_v2(markdown_to_telegram(source))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(MARKDOWN_HEAVY.filter(lambda piece: "`" not in piece), max_size=400).map("".join))
+def test_any_model_text_splits_into_parts_that_fit_once_rendered(source: str) -> None:
+    parts = split_message(source, 120, length=utf16_len, render=markdown_to_telegram)
+    assert all(utf16_len(markdown_to_telegram(part)) <= 120 for part in parts)
+    assert all(utf16_len(part) <= 120 for part in parts)  # and as the plain-text fallback
+    assert "".join("".join(parts).split()) == "".join(source.split())  # nothing lost or moved

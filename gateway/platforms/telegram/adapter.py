@@ -64,9 +64,9 @@ from gateway.platforms.telegram.webhook import (
 )
 from gateway.settings.media import MediaSettings
 from gateway.settings.secrets import ConfigError
-from gateway.text.markdown import RENDER_MARGIN, TELEGRAM_PARSE_MODE, markdown_to_telegram
+from gateway.text.markdown import TELEGRAM_PARSE_MODE, markdown_to_telegram
 from gateway.text.redaction import log_sanitizer
-from gateway.text.split import TELEGRAM_MESSAGE_LIMIT, utf16_len
+from gateway.text.split import TELEGRAM_MESSAGE_LIMIT, split_message, utf16_len
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class TelegramAdapter(PlatformAdapter):
     """A Telegram bot: receives text messages (long polling or webhook), sends Markdown replies."""
 
     name = PLATFORM
-    message_limit = TELEGRAM_MESSAGE_LIMIT - RENDER_MARGIN
+    message_limit = TELEGRAM_MESSAGE_LIMIT
     typing_interval = TYPING_INTERVAL_SECONDS
 
     def __init__(
@@ -160,6 +160,13 @@ class TelegramAdapter(PlatformAdapter):
 
     def measure(self, text: str) -> int:
         return utf16_len(text)
+
+    def split(self, text: str, limit: int | None = None) -> list[str]:
+        """Parts that fit the limit both as sent (rendered to MarkdownV2, whose escapes and
+        markup can outgrow the Markdown) and as their plain-text fallback."""
+        return split_message(
+            text, limit or self.message_limit, length=utf16_len, render=markdown_to_telegram
+        )
 
     async def start(self, on_message: InboundCallback) -> str:
         """Log in (getMe), register the command menu (:attr:`commands`), then serve the
