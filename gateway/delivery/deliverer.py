@@ -44,6 +44,7 @@ from agent.retries import (
     doubling,
     last_failure,
     retried,
+    retry_if_transient,
     stop_at_deadline,
     wait_retry_after,
 )
@@ -138,6 +139,7 @@ async def send_with_retry(
             attempt,
             stop=stop_at_deadline(policy.give_up_after, clock),
             wait=wait_retry_after(doubling(policy.first_backoff, policy.max_backoff)),
+            retry=retry_if_transient,  # a TransientSendError; DeliveryFailed ends it at once
             sleep=sleep,
             after=warn_once,
         )
