@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+
+from tenacity import RetryCallState, retry_if_exception, stop_after_attempt
 
 from agent.engines.context_engine import CallLLM
-from agent.types import PromptTooLongError, ProviderError, ProviderTimeoutError
+from agent.retries import fixed_delays, last_failure, retried
+from agent.types import ProviderError, ProviderTimeoutError
 
 log = logging.getLogger(__name__)
 
@@ -58,21 +62,21 @@ async def request_summary(
     Raises :class:`PromptTooLongError` at once (the caller chunks smaller), the last provider
     error when retries run out, and :class:`SummaryUnavailableError` for an empty answer.
     """
-    delays = iter(retry_delays)
-    while True:
-        try:
-            text = await call_llm(COMPACTION_TASK, [{"role": "user", "content": prompt}], budget)
-        except PromptTooLongError:
-            raise
-        except (ProviderError, TimeoutError) as exc:
-            delay = next(delays, None)
-            if not is_retryable(exc) or delay is None:
-                raise
-            log.info(
-                "summary request failed (%s); retrying in %.0f s", describe_failure(exc), delay
-            )
-            await sleep(delay)
-            continue
-        if not text or not text.strip():
-            raise SummaryUnavailableError("the summary model returned an empty summary")
-        return text.strip()
+
+    def note_retry(retry_state: RetryCallState) -> None:
+        failure = describe_failure(last_failure(retry_state))
+        log.info(
+            "summary request failed (%s); retrying in %.0f s", failure, retry_state.upcoming_sleep
+        )
+
+    text = await retried(
+        partial(call_llm, COMPACTION_TASK, [{"role": "user", "content": prompt}], budget),
+        stop=stop_after_attempt(1 + len(retry_delays)),
+        wait=fixed_delays(retry_delays),
+        retry=retry_if_exception(is_retryable),
+        sleep=sleep,
+        before_sleep=note_retry,
+    )
+    if not text or not text.strip():
+        raise SummaryUnavailableError("the summary model returned an empty summary")
+    return text.strip()

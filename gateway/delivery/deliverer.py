@@ -36,6 +36,18 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TypeVar
 
+from tenacity import RetryCallState
+
+from agent.retries import (
+    Clock,
+    Sleep,
+    doubling,
+    last_failure,
+    retried,
+    retry_if_transient,
+    stop_at_deadline,
+    wait_retry_after,
+)
 from gateway.config.schema import GatewaySettings
 from gateway.delivery.in_flight import InFlight
 from gateway.messages.inbound import InboundMessage
@@ -51,8 +63,18 @@ NO_TEXT_REPLY = "(I have no answer to give to that.)"
 """Sent when a turn produced no text at all, so that no message goes unanswered."""
 
 T = TypeVar("T")
-Clock = Callable[[], float]
-Sleep = Callable[[float], Awaitable[None]]
+
+
+class TransientSendError(Exception):
+    """A send failed in a way another attempt may mend; carries what the adapter said of it
+    (:data:`~agent.retries.is_transient`, and its ``retry_after`` for the wait)."""
+
+    transient = True
+
+    def __init__(self, failure: SendFailure) -> None:
+        super().__init__(failure.reason)
+        self.failure = failure
+        self.retry_after = failure.retry_after
 
 
 class DeliveryFailed(Exception):
@@ -92,33 +114,39 @@ async def send_with_retry(
     past ``policy.give_up_after``. ``what`` names the send in the one warning logged when
     retries start.
     """
-    deadline: float | None = None
-    backoff = policy.first_backoff
-    while True:
+
+    async def attempt() -> T:
         try:
             return await send()
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             failure = classify(exc)
             if not failure.transient:
                 raise DeliveryFailed(failure.reason) from exc
-            now = clock()
-            if deadline is None:
-                deadline = now + policy.give_up_after
-                log.warning(
-                    "%s: send failed (%s); retrying for up to %.0f s",
-                    what,
-                    failure.reason,
-                    policy.give_up_after,
-                )
-            wait = failure.retry_after if failure.retry_after is not None else backoff
-            if now + wait > deadline:
-                raise DeliveryFailed(
-                    f"still failing after {policy.give_up_after:.0f} s of retries: {failure.reason}"
-                ) from exc
-            await sleep(wait)
-            backoff = min(backoff * 2, policy.max_backoff)
+            raise TransientSendError(failure) from exc
+
+    def warn_once(retry_state: RetryCallState) -> None:
+        if retry_state.attempt_number == 1:  # the first failure: retries start
+            reason = last_failure(retry_state)
+            log.warning(
+                "%s: send failed (%s); retrying for up to %.0f s",
+                what,
+                reason,
+                policy.give_up_after,
+            )
+
+    try:
+        return await retried(
+            attempt,
+            stop=stop_at_deadline(policy.give_up_after, clock),
+            wait=wait_retry_after(doubling(policy.first_backoff, policy.max_backoff)),
+            retry=retry_if_transient,  # a TransientSendError; DeliveryFailed ends it at once
+            sleep=sleep,
+            after=warn_once,
+        )
+    except TransientSendError as exc:
+        raise DeliveryFailed(
+            f"still failing after {policy.give_up_after:.0f} s of retries: {exc.failure.reason}"
+        ) from exc.__cause__
 
 
 class Deliverer:

@@ -13,10 +13,11 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import PurePath
 from typing import Any
 
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import stop_after_attempt
 
 from agent.attachments import (
     PDF_MIME,
@@ -26,6 +27,7 @@ from agent.attachments import (
     placeholder_part,
 )
 from agent.model_table import ModelInfo
+from agent.retries import doubling, retried, retry_if_transient
 from gateway.media import notices
 from gateway.media.blobs import BlobStore
 from gateway.media.images import UnreadableImage, prepare_image
@@ -238,23 +240,19 @@ class MediaReader:
 
         Raises :class:`MediaUnavailable`, also for an error the adapter did not foresee.
         """
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(FETCH_ATTEMPTS),
-            wait=wait_exponential(multiplier=FETCH_FIRST_BACKOFF, max=FETCH_MAX_BACKOFF),
-            retry=retry_if_exception(lambda exc: getattr(exc, "transient", False)),
-            sleep=self._sleep,
-            reraise=True,
-        )
         try:
-            async for attempt in retrying:
-                with attempt:
-                    return await fetch(item)
+            return await retried(
+                partial(fetch, item),
+                stop=stop_after_attempt(FETCH_ATTEMPTS),
+                wait=doubling(FETCH_FIRST_BACKOFF, FETCH_MAX_BACKOFF),
+                retry=retry_if_transient,  # MediaUnavailable(transient=True): a 5xx, a timeout
+                sleep=self._sleep,
+            )
         except MediaUnavailable:
             raise
         except Exception as exc:
             log.error("media %s: fetch failed: %s", item.kind, failure_summary(exc))
             raise MediaUnavailable(f"{type(exc).__name__}") from exc
-        raise AssertionError("unreachable: tenacity returns or raises")
 
     async def _convert(
         self, item: MediaItem, data: bytes, sent_at: float | None, out: PreparedMedia

@@ -13,8 +13,12 @@ import asyncio
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, MutableMapping
+from functools import partial
 from typing import Any
 
+from tenacity import RetryCallState, retry_if_exception_type, stop_after_attempt
+
+from agent.retries import doubling, last_failure, retried
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.quarantine import DeadLetter, QuarantineCallback
 
@@ -157,23 +161,22 @@ class MessageIntake:
         except Exception as exc:
             await self._quarantine(message, f"unreadable message: {type(exc).__name__}", exc)
             return
-        pause = HAND_OVER_RETRY_SECONDS
-        for attempt in range(1, HAND_OVER_ATTEMPTS + 1):
-            try:
-                await self._hand_over(inbound)
-                return
-            except Exception as exc:
-                if attempt == HAND_OVER_ATTEMPTS:
-                    reason = f"not recorded after {attempt} attempts: {type(exc).__name__}"
-                    await self._quarantine(message, reason, exc)
-                    return
-                log.warning(
-                    "discord: recording message %s failed (%s); retrying",
-                    message.id,
-                    type(exc).__name__,
-                )
-                await asyncio.sleep(pause)
-                pause *= 2
+
+        def warn(retry_state: RetryCallState) -> None:
+            failure = type(last_failure(retry_state)).__name__
+            log.warning("discord: recording message %s failed (%s); retrying", message.id, failure)
+
+        try:
+            await retried(
+                partial(self._hand_over, inbound),
+                stop=stop_after_attempt(HAND_OVER_ATTEMPTS),
+                wait=doubling(HAND_OVER_RETRY_SECONDS),
+                retry=retry_if_exception_type(Exception),  # the store failed: any error
+                before_sleep=warn,
+            )
+        except Exception as exc:
+            reason = f"not recorded after {HAND_OVER_ATTEMPTS} attempts: {type(exc).__name__}"
+            await self._quarantine(message, reason, exc)
 
     def event_unparseable(self, event: str, data: Any, exc: Exception) -> None:
         """discord.py could not parse a gateway event: keep it raw instead of dying on it."""

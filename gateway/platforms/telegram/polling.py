@@ -34,6 +34,7 @@ from telegram import Bot
 from telegram.error import EndPointNotFound, InvalidToken, RetryAfter, TelegramError
 from telegram.warnings import PTBUserWarning
 
+from agent.retries import doubling, nth_wait
 from gateway.platforms.base import PlatformAuthError
 from gateway.platforms.telegram.settings import TelegramSettings
 
@@ -49,6 +50,8 @@ FIRST_RETRY_SECONDS = 0.5
 """Pause after the first failure; it doubles with each failure in a row..."""
 MAX_RETRY_SECONDS = 10.0
 """...up to this, so polling is back within seconds of the fault ending."""
+PAUSES = doubling(FIRST_RETRY_SECONDS, MAX_RETRY_SECONDS)
+"""The pause after each failure in a row (the project's retry policy, :mod:`agent.retries`)."""
 TOKEN_REJECTIONS_TO_STOP = 3
 """getUpdates and getMe both answering 401 this many times in a row (over a few seconds of
 backoff) means the token is revoked, not that a proxy answered 401 for a moment."""
@@ -76,7 +79,12 @@ def is_token_rejection(exc: BaseException) -> bool:
 
 
 class RetryBackoff:
-    """Failures of one operation in a row: logged once per cause, pauses growing to a cap."""
+    """Failures of one operation in a row: logged once per cause, pauses growing to a cap.
+
+    Not a tenacity retry of one call: the loops it serves never end, a success resets the
+    streak, and a failed hand-over is retried by the next getUpdates; only the pauses come
+    from the shared policy (:data:`PAUSES`).
+    """
 
     def __init__(self, what: str) -> None:
         self.what = what
@@ -92,7 +100,7 @@ class RetryBackoff:
         if cause != self._cause:
             self._cause = cause
             log.warning("telegram: %s failed (%s); retrying", self.what, cause)
-        return min(FIRST_RETRY_SECONDS * 2 ** (self.failures - 1), MAX_RETRY_SECONDS)
+        return nth_wait(PAUSES, self.failures)
 
     def succeeded(self) -> None:
         """The operation worked again: say so once if it had been failing."""
