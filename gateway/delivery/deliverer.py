@@ -40,8 +40,8 @@ from gateway.config.schema import GatewaySettings
 from gateway.delivery.in_flight import InFlight
 from gateway.messages.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter, SendFailure
+from gateway.store.ports import DeliveryStore
 from gateway.store.records import ReplyPart, ReplyRecord
-from gateway.store.repository import Repository
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ class Deliverer:
 
     def __init__(
         self,
-        repo: Repository,
+        repo: DeliveryStore,
         adapters: Mapping[str, PlatformAdapter],
         policy: RetryPolicy,
         *,

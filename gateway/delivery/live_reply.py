@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from gateway.messages.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, LiveMode, PlatformAdapter
-from gateway.store.repository import Repository
+from gateway.store.ports import LiveMessageStore
 from gateway.text.split import split_message
 
 log = logging.getLogger(__name__)
@@ -174,7 +174,7 @@ class LiveReply:
 
 @contextlib.asynccontextmanager
 async def live_reply(
-    repo: Repository, adapter: PlatformAdapter, batch: Sequence[InboundMessage]
+    repo: LiveMessageStore, adapter: PlatformAdapter, batch: Sequence[InboundMessage]
 ) -> AsyncIterator[LiveReply | None]:
     """A live view of the turn answering ``batch`` while the body runs (None when the
     platform or the chat shows replies only when finished)."""
