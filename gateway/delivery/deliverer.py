@@ -39,7 +39,8 @@ from typing import TypeVar
 from gateway.config.schema import GatewaySettings
 from gateway.delivery.in_flight import InFlight
 from gateway.messages.inbound import InboundMessage
-from gateway.platforms.base import DeliveryTarget, PlatformAdapter, SendFailure
+from gateway.platforms.base import DeliveryTarget, SendFailure
+from gateway.platforms.ports import ReplySender
 from gateway.store.ports import DeliveryStore
 from gateway.store.records import ReplyPart, ReplyRecord
 
@@ -127,7 +128,7 @@ class Deliverer:
     def __init__(
         self,
         repo: DeliveryStore,
-        adapters: Mapping[str, PlatformAdapter],
+        adapters: Mapping[str, ReplySender],
         policy: RetryPolicy,
         *,
         clock: Clock = time.monotonic,
@@ -215,7 +216,7 @@ class Deliverer:
         return _ended(reply, sent, "sent", None)
 
     async def _retrying(
-        self, send: Callable[[], Awaitable[T]], adapter: PlatformAdapter, what: str
+        self, send: Callable[[], Awaitable[T]], adapter: ReplySender, what: str
     ) -> T:
         return await send_with_retry(
             send,
@@ -228,7 +229,7 @@ class Deliverer:
 
     async def _finish_live(
         self,
-        adapter: PlatformAdapter,
+        adapter: ReplySender,
         target: DeliveryTarget,
         message_id: str,
         part: ReplyPart,
@@ -248,7 +249,7 @@ class Deliverer:
         return message_id
 
     async def _drop_live(
-        self, adapter: PlatformAdapter, target: DeliveryTarget, extra: Sequence[str]
+        self, adapter: ReplySender, target: DeliveryTarget, extra: Sequence[str]
     ) -> None:
         """Delete live messages the final reply has no part for (it split differently)."""
         for message_id in extra:
