@@ -1,6 +1,6 @@
 """What each part of the gateway needs of the store: one small protocol per consumer.
 
-:class:`~gateway.store.repository.Repository` answers every query (about fifty methods);
+:class:`~gateway.store.repository.Repository` answers every query (45 public methods);
 no consumer needs them all. Each consumer is annotated with the protocol below naming the
 methods it calls, so a reader sees at the signature what delivery, a session or a command
 may do to the database, and a test double or a second store need only those. The
