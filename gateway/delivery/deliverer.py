@@ -51,9 +51,10 @@ from agent.retries import (
 from gateway.config.schema import GatewaySettings
 from gateway.delivery.in_flight import InFlight
 from gateway.messages.inbound import InboundMessage
-from gateway.platforms.base import DeliveryTarget, PlatformAdapter, SendFailure
+from gateway.platforms.base import DeliveryTarget, SendFailure
+from gateway.platforms.ports import ReplySender
+from gateway.store.ports import DeliveryStore
 from gateway.store.records import ReplyPart, ReplyRecord
-from gateway.store.repository import Repository
 
 log = logging.getLogger(__name__)
 
@@ -154,8 +155,8 @@ class Deliverer:
 
     def __init__(
         self,
-        repo: Repository,
-        adapters: Mapping[str, PlatformAdapter],
+        repo: DeliveryStore,
+        adapters: Mapping[str, ReplySender],
         policy: RetryPolicy,
         *,
         clock: Clock = time.monotonic,
@@ -243,7 +244,7 @@ class Deliverer:
         return _ended(reply, sent, "sent", None)
 
     async def _retrying(
-        self, send: Callable[[], Awaitable[T]], adapter: PlatformAdapter, what: str
+        self, send: Callable[[], Awaitable[T]], adapter: ReplySender, what: str
     ) -> T:
         return await send_with_retry(
             send,
@@ -256,7 +257,7 @@ class Deliverer:
 
     async def _finish_live(
         self,
-        adapter: PlatformAdapter,
+        adapter: ReplySender,
         target: DeliveryTarget,
         message_id: str,
         part: ReplyPart,
@@ -276,7 +277,7 @@ class Deliverer:
         return message_id
 
     async def _drop_live(
-        self, adapter: PlatformAdapter, target: DeliveryTarget, extra: Sequence[str]
+        self, adapter: ReplySender, target: DeliveryTarget, extra: Sequence[str]
     ) -> None:
         """Delete live messages the final reply has no part for (it split differently)."""
         for message_id in extra:

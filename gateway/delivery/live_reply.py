@@ -27,8 +27,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.messages.inbound import InboundMessage
-from gateway.platforms.base import DeliveryTarget, LiveMode, PlatformAdapter
-from gateway.store.repository import Repository
+from gateway.platforms.base import DeliveryTarget, LiveMode
+from gateway.platforms.ports import LiveSender
+from gateway.store.ports import LiveMessageStore
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class LiveReply:
 
     def __init__(
         self,
-        adapter: PlatformAdapter,
+        adapter: LiveSender,
         target: DeliveryTarget,
         mode: LiveMode,
         record: Callable[[int, str], Awaitable[None]],
@@ -174,7 +175,7 @@ class LiveReply:
 
 @contextlib.asynccontextmanager
 async def live_reply(
-    repo: Repository, adapter: PlatformAdapter, batch: Sequence[InboundMessage]
+    repo: LiveMessageStore, adapter: LiveSender, batch: Sequence[InboundMessage]
 ) -> AsyncIterator[LiveReply | None]:
     """A live view of the turn answering ``batch`` while the body runs (None when the
     platform or the chat shows replies only when finished)."""

@@ -114,7 +114,11 @@ NETWORK_ERRORS = (OSError, TimeoutError)
 
 
 class PlatformAdapter(abc.ABC):
-    """One chat platform, as the runner drives it."""
+    """One chat platform, as the runner drives it.
+
+    The runner holds it whole; the parts it hands on are typed with one part each of the
+    contract (:mod:`gateway.platforms.ports`: receiving, sending replies, live replies).
+    """
 
     name: str = ""
     """Platform name used in session keys and the inbound table ("telegram", "discord")."""

@@ -15,8 +15,8 @@ from dataclasses import dataclass, fields
 
 from agent.model_table import TOKENS_PER_MTOK, ModelInfo, pricing_for_call
 from gateway.reports.totals import usage_text
+from gateway.store.ports import UsageReportStore
 from gateway.store.records import CompactionRecord, UsageGroup, UsageTotals
-from gateway.store.repository import Repository
 from gateway.store.repository_usage import CHAT_PURPOSE
 
 BUCKET_LABELS = {
@@ -121,7 +121,7 @@ def spend_text(costs: Spend, savings: PolicySavings) -> str:
     return "\n".join(lines)
 
 
-async def usage_report(repo: Repository, session_id: int, main: ModelInfo) -> str:
+async def usage_report(repo: UsageReportStore, session_id: int, main: ModelInfo) -> str:
     """The full ``/usage`` text of one session."""
     groups = await repo.usage_breakdown(session_id)
     totals = sum((g.totals for g in groups), UsageTotals())

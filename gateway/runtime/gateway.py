@@ -38,6 +38,7 @@ from gateway.runtime.app import App
 from gateway.runtime.resume import resume_steps
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.sessions.runtime import SessionAddress, TurnSource
+from gateway.store.ports import GatewayStore
 from gateway.store.records import InboundLink, InboundRecord
 from gateway.users.access import Budget, RuntimeAccess
 from gateway.users.allowlist import Allowlist, UserMatcher
@@ -90,6 +91,10 @@ class Gateway:
         commands: CommandRegistry | None = None,
     ) -> None:
         self.app = app
+        self.repo: GatewayStore = app.repo
+        """What the runner itself reads and writes of the store (the inbound table, dead
+        letters, replies to resume); the repository is handed whole only to the parts it
+        builds, each typed with its own port."""
         self.commands = commands or default_registry()
         adapters = PLATFORMS.build_adapters(app.config, self._hooks)
         self.adapters = {adapter.name: adapter for adapter in adapters}
@@ -133,7 +138,7 @@ class Gateway:
         """What each adapter is built with: the dead-letter table, the daemon's failure
         handling, the commands, and where its catch-up starts."""
         return AdapterHooks(
-            quarantine=self.app.repo.add_dead_letter,
+            quarantine=self.repo.add_dead_letter,
             on_fatal=self._adapter_failed,
             commands=self.commands,
             catch_up_from=functools.partial(self._catch_up_start, platform),
@@ -158,7 +163,7 @@ class Gateway:
         try:
             for name, allowlist in self.allowlists.items():
                 # A refused user is told once, not once per restart.
-                allowlist.remember_told(await self.app.repo.refused_users(name))
+                allowlist.remember_told(await self.repo.refused_users(name))
             await self.access.refresh()
             await self.resume_pending()
             self._housekeeping = asyncio.create_task(self._prune_dead_letters_daily())
@@ -169,7 +174,7 @@ class Gateway:
     async def prune_dead_letters(self) -> int:
         """Delete quarantined updates older than ``gateway.dead_letter_days``."""
         days = self.app.config.gateway.dead_letter_days
-        pruned = await self.app.repo.prune_dead_letters(datetime.now(UTC) - timedelta(days=days))
+        pruned = await self.repo.prune_dead_letters(datetime.now(UTC) - timedelta(days=days))
         if pruned:
             log.info("deleted %d quarantined update(s) older than %d days", pruned, days)
         return pruned
@@ -195,7 +200,7 @@ class Gateway:
         over is dispatched twice; the adapter holds live messages until then.
         """
         await self._resumed.wait()
-        return await self.app.repo.newest_inbound_per_chat(platform)
+        return await self.repo.newest_inbound_per_chat(platform)
 
     async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Stop receiving, let running turns finish within the grace period, disconnect."""
@@ -215,14 +220,14 @@ class Gateway:
         for name, adapter in self.adapters.items():
             if adapter.failure is not None:
                 continue  # stopped for good (token rejected): they wait for the next start
-            for record in await self.app.repo.pending_inbound(name):
+            for record in await self.repo.pending_inbound(name):
                 if record.reply_id is None and record.reply_platform_ids:
                     # Answered before the crash, only the final mark was missing: never resend.
-                    await self.app.repo.mark_inbound(name, record.platform_message_id, "done")
+                    await self.repo.mark_inbound(name, record.platform_message_id, "done")
                     continue
                 message = _stored_message(record.payload)
                 if message is None:  # nothing (readable) kept to answer from
-                    await self.app.repo.mark_inbound(name, record.platform_message_id, "failed")
+                    await self.repo.mark_inbound(name, record.platform_message_id, "failed")
                     continue
                 self._resumed_ids.add((name, record.platform_message_id))
                 self._dispatch(message)
@@ -246,7 +251,7 @@ class Gateway:
         allowlist = self.allowlists[message.platform]
         await self.access.refresh_if_stale()
         allowed = self._may_talk(message, allowlist)
-        fresh = await self.app.repo.record_inbound(
+        fresh = await self.repo.record_inbound(
             message.platform,
             message.platform_message_id,
             session_key=message.session_key,
@@ -291,7 +296,7 @@ class Gateway:
         task.add_done_callback(self._background.discard)
 
     async def _refuse(self, message: InboundMessage, allowlist: Allowlist) -> None:
-        repo = self.app.repo
+        repo = self.repo
         await repo.mark_inbound(message.platform, message.platform_message_id, "refused")
         log.info("%s: refused user %s", message.platform, message.user_id)
         if not allowlist.should_tell(message.user_id):
@@ -323,7 +328,7 @@ class Gateway:
             await self._guarded(key, batch, self._handle_new(key, batch))
             return
         platform = batch[0].platform
-        records = await self.app.repo.inbound_records(
+        records = await self.repo.inbound_records(
             platform, [message.platform_message_id for message in batch]
         )
         for step in resume_steps(batch, records):
@@ -335,7 +340,7 @@ class Gateway:
 
     async def _send_rest(self, key: str, reply_id: int) -> None:
         """Send what a reply planned before the restart has not sent yet."""
-        reply = await self.app.repo.get_reply(reply_id)
+        reply = await self.repo.get_reply(reply_id)
         if reply is not None:
             log.info("session %s: sending the rest of reply %s", key, reply.id)
             await self.delivery.send(reply, resumed=True)
@@ -425,7 +430,7 @@ class Gateway:
         runtime = await self.app.sessions.get(address)
         await runtime.after_stop()
         for message in batch:
-            await self.app.repo.mark_inbound(message.platform, message.platform_message_id, "done")
+            await self.repo.mark_inbound(message.platform, message.platform_message_id, "done")
 
     async def _run_command(self, message: InboundMessage, command: Command) -> None:
         """A command (known or not) answered in the chat; it never reaches the model."""
@@ -455,7 +460,7 @@ class Gateway:
     async def health_text(self) -> str:
         """The daemon's own health, for an admin's ``/status``."""
         failures = {adapter.name: adapter.failure for adapter in self.adapters.values()}
-        return health_text(await self.app.repo.count_dead_letters(), failures)
+        return health_text(await self.repo.count_dead_letters(), failures)
 
     # -- idleness --------------------------------------------------------------------------
 
@@ -500,5 +505,5 @@ class Gateway:
         unsettled: list[InboundRecord] = []
         for name, adapter in self.adapters.items():
             if adapter.failure is None:  # a stopped adapter's messages wait for the next start
-                unsettled.extend(await self.app.repo.pending_inbound(name))
+                unsettled.extend(await self.repo.pending_inbound(name))
         return unsettled

@@ -8,7 +8,7 @@ from agent.model_table import ModelInfo, cost_usd, pricing_for_call, writes_by_t
 from agent.tokens import cache_message_tokens
 from agent.types import CompactionResult, Message, Usage
 from gateway.sessions.services import Billing
-from gateway.store.repository import Repository
+from gateway.store.ports import RecorderStore
 
 ANSWERS_KEY = "_answers"
 """Bookkeeping key of a user message: the :class:`InboundLink` of the messages it came from."""
@@ -19,7 +19,7 @@ class StoreRecorder:
 
     def __init__(
         self,
-        repo: Repository,
+        repo: RecorderStore,
         session_id: int,
         model: ModelInfo,
         provider: str,

@@ -24,7 +24,7 @@ from gateway.config.prices import chat_model_info, check_prices, summary_model_i
 from gateway.config.schema import Config, hermes_home, require_secret
 from gateway.sessions.model_choice import ModelChoices
 from gateway.store.archive import StoreArchive
-from gateway.store.repository import Repository
+from gateway.store.ports import ServicesStore, SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ class AgentServices:
     """Shared, long-lived parts: one per process."""
 
     config: Config
-    repo: Repository
+    repo: ServicesStore
+    """The store as the sessions and the commands use it (:mod:`gateway.store.ports`)."""
     provider: Provider
     model: ModelInfo
     auxiliary: AuxiliaryClient
@@ -135,7 +136,7 @@ def summary_provider(config: Config) -> Provider:
     )
 
 
-def _auxiliary(config: Config, main: Provider, repo: Repository) -> AuxiliaryClient:
+def _auxiliary(config: Config, main: Provider, repo: SessionStore) -> AuxiliaryClient:
     summary = summary_model_info(config, summary_model_choice(config).name)
     main_info = chat_model_info(config, config.model.name)
 
@@ -181,7 +182,7 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
     )
 
 
-def build_services(config: Config, repo: Repository) -> AgentServices:
+def build_services(config: Config, repo: ServicesStore) -> AgentServices:
     """Build the providers and auxiliary client.
 
     Logs a warning for each configured model with no known price; raises ``ConfigError``

@@ -18,9 +18,14 @@ Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
 transaction (group commit): under load one fsync covers many messages, and each caller still
 gets its own result or error back only after its job is durable.
+
+No consumer takes the whole repository: each is typed with the few methods it calls, one
+protocol per consumer in :mod:`gateway.store.ports`, which the repository implements.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from gateway.store.repository_base import NotFoundError, StoreError
 from gateway.store.repository_catchup import CatchUpQueries
@@ -65,3 +70,20 @@ class Repository(
 
     ``Repository(store)``; all methods are coroutines (``export_session`` an async iterator).
     """
+
+
+if TYPE_CHECKING:
+    from gateway.store import ports
+
+    def _implements_every_port(
+        repo: Repository,
+    ) -> tuple[
+        ports.DeliveryStore,
+        ports.LiveMessageStore,
+        ports.GatewayStore,
+        ports.UserStore,
+        ports.ServicesStore,
+    ]:
+        """mypy checks here that the repository implements each port (``ServicesStore``
+        includes the session, recorder, report and command ports)."""
+        return repo, repo, repo, repo, repo

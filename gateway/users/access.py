@@ -18,7 +18,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from gateway.config.schema import LimitsSettings
-from gateway.store.repository import Repository
+from gateway.store.ports import UserStore
 from gateway.store.repository_users import Access, AccessRecord
 
 REFRESH_SECONDS = 5.0
@@ -35,7 +35,7 @@ MONTHLY_REFUSAL = (
 class RuntimeAccess:
     """The run-time access decisions, per platform, kept fresh from the database."""
 
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: UserStore) -> None:
         self.repo = repo
         self._records: list[AccessRecord] = []
         self._loaded_at: float | None = None
@@ -74,7 +74,7 @@ def month_start(now: datetime | None = None) -> datetime:
 class Budget:
     """``limits``: whether a user may have another answer today and this month."""
 
-    def __init__(self, limits: LimitsSettings, repo: Repository) -> None:
+    def __init__(self, limits: LimitsSettings, repo: UserStore) -> None:
         self.limits = limits
         self.repo = repo
 

@@ -1,0 +1,290 @@
+"""What each part of the gateway needs of the store: one small protocol per consumer.
+
+:class:`~gateway.store.repository.Repository` answers every query (45 public methods);
+no consumer needs them all. Each consumer is annotated with the protocol below naming the
+methods it calls, so a reader sees at the signature what delivery, a session or a command
+may do to the database, and a test double or a second store need only those. The
+repository implements every protocol (mypy checks it where the repository is handed in, and
+in :mod:`gateway.store.repository`); the methods are documented there, in the
+``repository_*`` module of their concern.
+
+Protocols for one consumer each:
+
+* :class:`DeliveryStore`: the deliverer (:mod:`gateway.delivery.deliverer`);
+* :class:`LiveMessageStore`: live replies (:mod:`gateway.delivery.live_reply`);
+* :class:`GatewayStore`: the runner (:class:`gateway.runtime.gateway.Gateway`);
+* :class:`UserStore`: run-time access and budgets (:mod:`gateway.users.access`);
+* :class:`UsageReportStore`: the ``/usage`` report (:mod:`gateway.reports.usage`);
+* :class:`RecorderStore`: a session's recorder (:mod:`gateway.sessions.recorder`);
+* :class:`SessionStore`: opening a session and billing auxiliary calls
+  (:mod:`gateway.sessions.runtime`, :mod:`gateway.sessions.services`);
+* :class:`CommandStore`: the chat commands (:mod:`gateway.commands`).
+
+:class:`ServicesStore` is the last four together: the store as
+:class:`~gateway.sessions.services.AgentServices` carries it to the sessions and to the
+commands, which reach it through the services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from agent.types import CompactionResult, Message, Usage
+    from gateway.messages.quarantine import DeadLetter
+    from gateway.store.db import Store
+    from gateway.store.records import (
+        CompactionRecord,
+        InboundLink,
+        InboundRecord,
+        ReplyRecord,
+        SessionRecord,
+        UsageGroup,
+    )
+    from gateway.store.repository_forget import ForgetReport, OwnedData
+    from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
+
+__all__ = [
+    "CommandStore",
+    "DeliveryStore",
+    "GatewayStore",
+    "LiveMessageStore",
+    "RecorderStore",
+    "ServicesStore",
+    "SessionStore",
+    "UsageReportStore",
+    "UserStore",
+]
+
+
+@runtime_checkable
+class DeliveryStore(Protocol):
+    """Replies planned part by part, each part's id recorded once sent (the deliverer)."""
+
+    async def plan_reply(
+        self,
+        platform: str,
+        inbound_ids: Sequence[str],
+        parts: Sequence[str],
+        *,
+        session_key: str,
+        chat_id: str,
+        thread_id: str | None = ...,
+        closes_as: str = ...,
+        failure: str | None = ...,
+    ) -> ReplyRecord: ...
+
+    async def record_sent_part(
+        self, reply_id: int, index: int, platform_message_id: str, *, last: bool = ...
+    ) -> None: ...
+
+    async def fail_reply(self, reply_id: int, reason: str) -> None: ...
+
+    async def live_messages(
+        self, platform: str, chat_id: str, anchors: Sequence[str]
+    ) -> list[str]: ...
+
+    async def newest_inbound_before(self, reply_id: int) -> str | None: ...
+
+    async def recent_chat_ids(
+        self, platform: str, chat_id: str, *, limit: int = ...
+    ) -> tuple[frozenset[str], frozenset[str]]: ...
+
+
+@runtime_checkable
+class LiveMessageStore(Protocol):
+    """The messages a reply shown live has in the chat (live replies)."""
+
+    async def live_messages(
+        self, platform: str, chat_id: str, anchors: Sequence[str]
+    ) -> list[str]: ...
+
+    async def record_live_message(
+        self, platform: str, chat_id: str, anchor: str, index: int, platform_message_id: str
+    ) -> None: ...
+
+
+@runtime_checkable
+class GatewayStore(Protocol):
+    """Received messages kept exactly once, quarantined updates, replies to resume (the
+    runner)."""
+
+    async def record_inbound(
+        self,
+        platform: str,
+        platform_message_id: str,
+        *,
+        session_key: str,
+        chat_id: str,
+        user_id: str | None,
+        text: str,
+        payload: dict[str, Any] | None = ...,
+    ) -> bool: ...
+
+    async def mark_inbound(
+        self,
+        platform: str,
+        platform_message_id: str,
+        status: str,
+        *,
+        reply_platform_ids: list[str] | None = ...,
+    ) -> None: ...
+
+    async def pending_inbound(self, platform: str | None = ...) -> list[InboundRecord]: ...
+
+    async def inbound_records(
+        self, platform: str, platform_message_ids: Sequence[str]
+    ) -> dict[str, InboundRecord]: ...
+
+    async def refused_users(self, platform: str) -> set[str]: ...
+
+    async def newest_inbound_per_chat(self, platform: str) -> dict[str, str]: ...
+
+    async def get_reply(self, reply_id: int) -> ReplyRecord | None: ...
+
+    async def add_dead_letter(self, letter: DeadLetter) -> bool: ...
+
+    async def count_dead_letters(self, platform: str | None = ...) -> int: ...
+
+    async def prune_dead_letters(self, before: datetime) -> int: ...
+
+
+@runtime_checkable
+class UserStore(Protocol):
+    """Run-time access decisions and spend (access and budgets)."""
+
+    async def access_records(self, platform: str | None = ...) -> list[AccessRecord]: ...
+
+    async def spend_since(self, since: datetime, user_key: str | None = ...) -> float: ...
+
+
+@runtime_checkable
+class UsageReportStore(Protocol):
+    """A session's usage and compactions (the ``/usage`` report)."""
+
+    async def usage_breakdown(self, session_id: int) -> list[UsageGroup]: ...
+
+    async def list_compactions(self, session_id: int) -> list[CompactionRecord]: ...
+
+
+@runtime_checkable
+class RecorderStore(Protocol):
+    """What a turn produces: messages, usage, compactions (a session's recorder)."""
+
+    async def append_messages(
+        self,
+        session_id: int,
+        messages: list[Message],
+        token_counts: list[int],
+        *,
+        kind: str = ...,
+        platform_message_id: str | None = ...,
+        answers: InboundLink | None = ...,
+    ) -> list[int]: ...
+
+    async def record_usage(
+        self,
+        session_id: int | None,
+        usage: Usage,
+        *,
+        provider: str,
+        cost_usd: float,
+        purpose: str = ...,
+        last_prompt_tokens: int | None = ...,
+        visit_start: bool = ...,
+        cache_write_1h_tokens: int | None = ...,
+        user_key: str | None = ...,
+    ) -> None: ...
+
+    async def apply_compaction(
+        self, session_id: int, result: CompactionResult, new_token_counts: dict[int, int]
+    ) -> CompactionRecord: ...
+
+    async def update_session(self, session_id: int, **fields: Any) -> None: ...
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Opening a session (the active one per key, its context and message times), saving
+    its engine's state, billing auxiliary calls, and the store for the engines' archive."""
+
+    @property
+    def store(self) -> Store: ...
+
+    async def get_or_create_session(
+        self,
+        key: str,
+        *,
+        platform: str,
+        chat_id: str,
+        user_id: str | None = ...,
+        engine: str = ...,
+    ) -> SessionRecord: ...
+
+    async def start_new_session(
+        self,
+        key: str,
+        *,
+        platform: str,
+        chat_id: str,
+        user_id: str | None = ...,
+        engine: str = ...,
+    ) -> SessionRecord: ...
+
+    async def update_session(self, session_id: int, **fields: Any) -> None: ...
+
+    async def load_context(self, session_id: int) -> list[Message]: ...
+
+    async def user_message_times(self, session_id: int) -> list[float]: ...
+
+    async def record_usage(
+        self,
+        session_id: int | None,
+        usage: Usage,
+        *,
+        provider: str,
+        cost_usd: float,
+        purpose: str = ...,
+        last_prompt_tokens: int | None = ...,
+        visit_start: bool = ...,
+        cache_write_1h_tokens: int | None = ...,
+        user_key: str | None = ...,
+    ) -> None: ...
+
+
+@runtime_checkable
+class CommandStore(Protocol):
+    """What the chat commands read and change: ``/model``, ``/allow`` and ``/deny``,
+    ``/usage``, ``/status``, ``/forget``."""
+
+    async def update_session(self, session_id: int, **fields: Any) -> None: ...
+
+    async def count_messages(self, session_id: int) -> int: ...
+
+    async def list_compactions(self, session_id: int) -> list[CompactionRecord]: ...
+
+    async def set_access(
+        self,
+        platform: str,
+        *,
+        user_id: str | None = ...,
+        username: str | None = ...,
+        access: Access,
+        set_by: str,
+    ) -> None: ...
+
+    async def usage_by(
+        self, grouping: UsageGrouping, since: datetime, user_key: str | None = ...
+    ) -> list[SpendRow]: ...
+
+    async def owned_data(self, platform: str, user_id: str) -> OwnedData: ...
+
+    async def forget_user(self, platform: str, user_id: str, owned: OwnedData) -> ForgetReport: ...
+
+
+@runtime_checkable
+class ServicesStore(SessionStore, RecorderStore, UsageReportStore, CommandStore, Protocol):
+    """The store as the shared services carry it: to each session (opening it, its
+    recorder) and to the commands and the ``/usage`` report, which reach it through them."""
