@@ -157,7 +157,11 @@ class MediaReader:
         limit_mb = self.settings.download_limit_mb(platform)
         for message in batch:
             for item in message.media:
-                await self._read(item, message.sent_at, fetch, limit_mb, prepared)
+                try:
+                    await self._read(item, message.sent_at, fetch, limit_mb, prepared)
+                except Exception as exc:  # never let one attachment sink the message
+                    log.error("media %s not read: %s", item.kind, failure_summary(exc))
+                    prepared.notices.append(notices.not_read(item))
         model = model or self.model
         if model is not None:
             self._fit_model(prepared, model)
@@ -189,21 +193,6 @@ class MediaReader:
             await self._transcriber.aclose()
 
     async def _read(
-        self,
-        item: MediaItem,
-        sent_at: float | None,
-        fetch: FetchFile,
-        limit_mb: float,
-        out: PreparedMedia,
-    ) -> None:
-        """One item read into ``out``: a part, or a notice, whatever goes wrong."""
-        try:
-            await self._read_item(item, sent_at, fetch, limit_mb, out)
-        except Exception as exc:  # never let one attachment sink the message
-            log.error("media %s not read: %s", item.kind, failure_summary(exc))
-            out.notices.append(notices.not_read(item))
-
-    async def _read_item(
         self,
         item: MediaItem,
         sent_at: float | None,

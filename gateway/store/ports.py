@@ -170,19 +170,8 @@ class UsageReportStore(Protocol):
 
 
 @runtime_checkable
-class RecorderStore(Protocol):
-    """What a turn produces: messages, usage, compactions (a session's recorder)."""
-
-    async def append_messages(
-        self,
-        session_id: int,
-        messages: list[Message],
-        token_counts: list[int],
-        *,
-        kind: str = ...,
-        platform_message_id: str | None = ...,
-        answers: InboundLink | None = ...,
-    ) -> list[int]: ...
+class UsageSink(Protocol):
+    """Where the usage of every model call is stored, with its cost and whose it was."""
 
     async def record_usage(
         self,
@@ -198,6 +187,22 @@ class RecorderStore(Protocol):
         user_key: str | None = ...,
     ) -> None: ...
 
+
+@runtime_checkable
+class RecorderStore(UsageSink, Protocol):
+    """What a turn produces: messages, usage, compactions (a session's recorder)."""
+
+    async def append_messages(
+        self,
+        session_id: int,
+        messages: list[Message],
+        token_counts: list[int],
+        *,
+        kind: str = ...,
+        platform_message_id: str | None = ...,
+        answers: InboundLink | None = ...,
+    ) -> list[int]: ...
+
     async def apply_compaction(
         self, session_id: int, result: CompactionResult, new_token_counts: dict[int, int]
     ) -> CompactionRecord: ...
@@ -206,7 +211,7 @@ class RecorderStore(Protocol):
 
 
 @runtime_checkable
-class SessionStore(Protocol):
+class SessionStore(UsageSink, Protocol):
     """Opening a session (the active one per key, its context and message times), saving
     its engine's state, billing auxiliary calls, and the store for the engines' archive."""
 
@@ -238,20 +243,6 @@ class SessionStore(Protocol):
     async def load_context(self, session_id: int) -> list[Message]: ...
 
     async def user_message_times(self, session_id: int) -> list[float]: ...
-
-    async def record_usage(
-        self,
-        session_id: int | None,
-        usage: Usage,
-        *,
-        provider: str,
-        cost_usd: float,
-        purpose: str = ...,
-        last_prompt_tokens: int | None = ...,
-        visit_start: bool = ...,
-        cache_write_1h_tokens: int | None = ...,
-        user_key: str | None = ...,
-    ) -> None: ...
 
 
 @runtime_checkable

@@ -199,3 +199,15 @@ async def discord_emulator(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Dis
         yield emulator
     finally:
         await emulator.stop()
+
+
+def memo_config(
+    tmp_path: Path, anthropic: AnthropicEmulator, monkeypatch: pytest.MonkeyPatch
+) -> Config:
+    """A gateway configuration with the memo test platform enabled for ``ann`` (its token in
+    the environment); the platform must be registered by the test."""
+    monkeypatch.setenv("MEMO_TOKEN", "memo-secret")
+    config = gateway_config(tmp_path, anthropic)
+    config.platforms.memo.enabled = True
+    config.platforms.memo.allowed_users = ["ann"]
+    return config

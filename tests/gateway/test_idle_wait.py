@@ -16,7 +16,7 @@ from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from tests.fixtures.memo_platform import HeldSendsAdapter, MemoSettings
-from tests.gateway.conftest import gateway_config
+from tests.gateway.conftest import memo_config
 
 LOOP_TURNS = 50
 """Turns of the event loop in which a waiter that wrongly thought all idle would return."""
@@ -47,10 +47,7 @@ async def let_other_tasks_run() -> None:
 async def test_wait_idle_does_not_return_while_a_turn_is_running_or_its_reply_is_being_sent(
     tmp_path: Path, anthropic: AnthropicEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MEMO_TOKEN", "memo-secret")
-    config = gateway_config(tmp_path, anthropic)
-    config.platforms.memo.enabled = True
-    config.platforms.memo.allowed_users = ["ann"]
+    config = memo_config(tmp_path, anthropic, monkeypatch)
     sending_and_sent_at_return: list[tuple[int, int]] = []
 
     async with open_app(config) as app:

@@ -16,7 +16,7 @@ from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from tests.fixtures.memo_platform import MemoAdapter, MemoSettings
-from tests.gateway.conftest import gateway_config
+from tests.gateway.conftest import gateway_config, memo_config
 
 
 @pytest.fixture(autouse=True)
@@ -79,10 +79,7 @@ async def test_doctor_checks_the_token_of_the_added_platform(
 async def test_the_gateway_answers_through_the_added_platform(
     tmp_path: Path, anthropic: AnthropicEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MEMO_TOKEN", "memo-secret")
-    config = gateway_config(tmp_path, anthropic)
-    config.platforms.memo.enabled = True
-    config.platforms.memo.allowed_users = ["ann"]
+    config = memo_config(tmp_path, anthropic, monkeypatch)
 
     async with open_app(config) as app:
         gateway = Gateway(app)

@@ -12,21 +12,7 @@ from gateway.messages.inbound import InboundMessage
 from gateway.platforms.base import SendFailure
 from gateway.runtime.resume import resume_steps
 from gateway.store.records import InboundRecord
-
-
-class FakeTime:
-    """A clock that moves only when the code under test sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.waits: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        self.now += seconds
+from tests.fixtures.fake_time import FakeTime
 
 
 class Flaky:

@@ -13,21 +13,7 @@ from agent.retries import (
     stop_at_deadline,
     wait_retry_after,
 )
-
-
-class FakeTime:
-    """A clock that moves only when the code under test sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.waits: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        self.now += seconds
+from tests.fixtures.fake_time import FakeTime
 
 
 class Busy(Exception):
