@@ -2,7 +2,7 @@
 
 1. Old tool outputs outside the protected tail are cleared or de-duplicated (no model call).
 2. Head (system prompt and first exchange), tail (by token budget) and middle are chosen without
-   ever splitting a tool call from its results (:mod:`agent.compressor.boundaries`).
+   ever splitting a tool call from its results (:mod:`agent.engines.toolkit.boundaries`).
 3. The middle is summarised by the auxiliary model in one structured request, updating the
    previous summary; in chunks when it does not fit; retried on transient errors; replaced by a
    deterministic extractive summary when the model stays unavailable (the user is told).
@@ -21,15 +21,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.compressor.boundaries import (
-    SUMMARY_KIND,
-    SUMMARY_PREFIX,
-    CompactionLayout,
-    assemble_context,
-    is_summary_message,
-    plan_layout,
-    summary_text,
-)
 from agent.compressor.extractive_summary import extractive_summary
 from agent.compressor.summary_budget import (
     COLD_PROTECT_LAST_N,
@@ -41,24 +32,33 @@ from agent.compressor.summary_budget import (
     max_summary_tokens,
     summary_budget,
 )
-from agent.compressor.summary_prompt import (
+from agent.compressor.summary_requests import (
+    SummaryUnavailableError,
+    describe_failure,
+    request_summary,
+)
+from agent.engines.context_engine import CallLLM, ContextEngine
+from agent.engines.toolkit.boundaries import (
+    SUMMARY_KIND,
+    SUMMARY_PREFIX,
+    CompactionLayout,
+    assemble_context,
+    is_summary_message,
+    plan_layout,
+    summary_text,
+)
+from agent.engines.toolkit.summary_prompt import (
     build_summary_prompt,
     conversation_room,
     render_pieces,
     serialize_middle,
     take_chunk,
 )
-from agent.compressor.summary_requests import (
-    SummaryUnavailableError,
-    describe_failure,
-    request_summary,
-)
-from agent.compressor.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
-from agent.engines.context_engine import CallLLM, ContextEngine
-from agent.policy.context_policy import CompactionEstimate
+from agent.engines.toolkit.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
 from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
 from agent.types import (
     COLD_TRIGGERS,
+    CompactionEstimate,
     CompactionOutcome,
     CompactionResult,
     CompactionTrigger,

@@ -17,8 +17,7 @@ from typing import Any
 
 from agent.engines.message_archive import MessageArchive
 from agent.engines.prompt_size import PromptSize
-from agent.policy.context_policy import CompactionEstimate
-from agent.types import CompactionResult, CompactionTrigger, Message, Usage
+from agent.types import CompactionEstimate, CompactionResult, CompactionTrigger, Message, Usage
 
 CallLLM = Callable[[str, list[Message], int | None], Awaitable[str]]
 """The auxiliary-model call: ``await call_llm(task, messages, max_tokens) -> text``."""

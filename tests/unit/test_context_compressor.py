@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from agent.compressor.boundaries import (
+from agent.compressor.context_compressor import ContextCompressor
+from agent.compressor.factory import create_compressor
+from agent.engines.context_engine import EngineContext
+from agent.engines.toolkit.boundaries import (
     COMPACTED_RESULT_STUB,
     SUMMARY_PREFIX,
     SYSTEM_COMPACTION_NOTE,
 )
-from agent.compressor.context_compressor import ContextCompressor
-from agent.compressor.factory import create_compressor
-from agent.compressor.summary_prompt import SUMMARY_HEADINGS
-from agent.engines.context_engine import EngineContext
+from agent.engines.toolkit.summary_prompt import SUMMARY_HEADINGS
 from agent.tokens import cache_messages_tokens, count_text_tokens
 from agent.types import Message, PromptTooLongError, ProviderError, ProviderTimeoutError, Usage
 

@@ -13,9 +13,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from agent.compressor.summary_prompt import serialize_message
-from agent.compressor.tool_output_pruning import tool_names_by_call_id
 from agent.engines.context_engine import CallLLM, ContextEngine
+from agent.engines.toolkit.summary_prompt import serialize_message
+from agent.engines.toolkit.tool_output_pruning import tool_names_by_call_id
 from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
 from agent.types import CompactionOutcome, CompactionResult, CompactionTrigger, Message
 
