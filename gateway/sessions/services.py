@@ -29,7 +29,8 @@ from gateway.store.repository import Repository
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""The project folder (its ``plugins/context_engine/`` is searched first for engines)."""
 
 current_session_id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "current_session_id", default=None
