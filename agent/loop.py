@@ -150,12 +150,12 @@ class AgentLoop:
     # -- prompt size ---------------------------------------------------------------------
     def current_prompt_tokens(self) -> int | None:
         """The best knowledge of the next prompt's size: API-reported plus what came since."""
-        return self.engine.prompt_size.current
+        return self.engine.current_prompt_tokens
 
     async def _append(self, context: list[Message], messages: list[Message]) -> None:
         await self.recorder.record_messages(messages)
         context.extend(messages)
-        self.engine.prompt_size.grow(sum(cache_message_tokens(m) for m in messages))
+        self.engine.note_messages_added(sum(cache_message_tokens(m) for m in messages))
 
     # -- compaction ----------------------------------------------------------------------
     async def compact(
@@ -176,7 +176,7 @@ class AgentLoop:
         await self.recorder.record_compaction(result)
         context[:] = result.messages
         self.provider_session.reset()
-        self.engine.prompt_size.compacted(result)
+        self.engine.note_compaction(result)
         self._untold.append(result)
 
     def take_compactions(self) -> list[CompactionResult]:

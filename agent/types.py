@@ -6,8 +6,9 @@ travels between the provider, the loop, the context engines and the gateway is h
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Literal, Self, TypedDict
 
 Message = dict[str, Any]
 """A chat-completions message: role, content (str | list[part] | None), tool_calls, tool_call_id.
@@ -169,6 +170,40 @@ COLD_TRIGGERS: tuple[CompactionTrigger, ...] = ("cold_start", "idle")
 CompactionOutcome = Literal["summarized", "chunked", "fallback", "pruned_only", "skipped"]
 
 
+JsonObject = dict[str, Any]
+"""A JSON object as ``json.loads`` gives it (what the store keeps in a JSON column)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineState:
+    """What a context engine keeps across restarts, persisted by the host with the session.
+
+    Each engine that has state subclasses it as a frozen dataclass of JSON-compatible fields
+    (its :attr:`agent.engines.context_engine.ContextEngine.state_type`). The host never looks
+    inside: it stores :meth:`to_json` in ``sessions.engine_state`` and hands back
+    :meth:`from_json` of that, which must accept every row an earlier version stored (and the
+    state of another engine, when the configuration changed engines): unknown keys ignored,
+    missing or mistyped ones at their defaults. This base class is the state of an engine
+    that keeps none.
+    """
+
+    def to_json(self) -> JsonObject:
+        """The state as the JSON object the store keeps."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, Any]) -> Self:
+        """The state read back from ``stored`` (keys of this state's fields only, as given);
+        subclasses whose fields need checking override it."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{name: value for name, value in stored.items() if name in names})
+
+    @classmethod
+    def of(cls, state: EngineState) -> Self:
+        """``state`` as this engine's state (converted through JSON when it is another's)."""
+        return state if isinstance(state, cls) else cls.from_json(state.to_json())
+
+
 @dataclass(slots=True)
 class CompactionResult:
     """What one compaction did: the new in-context list and how it was produced.
@@ -189,7 +224,8 @@ class CompactionResult:
     first_compacted_id: int | None = None
     last_compacted_id: int | None = None
     user_notice: str | None = None
-    engine_state: dict[str, Any] = field(default_factory=dict)
+    engine_state: EngineState | None = None
+    """The engine's state after this compaction, stored with it (None: unchanged)."""
     estimated_saving_usd: float | None = None
     """Set by the context policy on its compactions: the prompt cost it expects to save over
     the visit, and (``estimated_cost_usd``) what it expected the summary to cost."""

@@ -178,8 +178,10 @@ class SessionRuntime:
         clock = SessionClock.measured_by(context, services.elapsed)
         model = services.models.get(record.model)
         engine = build_engine(services, engine_name, clock, model.context_length)
-        await engine.on_session_start(record.id, dict(record.engine_state or {}))
-        engine.prompt_size.restore(record.last_prompt_tokens)
+        await engine.on_session_start(
+            record.id, engine.state_type.from_json(record.engine_state or {})
+        )
+        engine.restore_prompt_size(record.last_prompt_tokens)
         user_times = await repo.user_message_times(record.id)
         runtime = cls(services, record, context, engine, clock, user_times, model)
         await runtime._ensure_consistent()
@@ -338,12 +340,12 @@ class SessionRuntime:
             self.model.context_length,
         )
         copy.load_state(self.engine.get_state())
-        copy.prompt_size.restore(self.engine.prompt_size.current)
+        copy.restore_prompt_size(self.engine.current_prompt_tokens)
         return copy
 
     async def save_engine_state(self) -> None:
         """Persist the engine's state (summary, cooldowns) with the session, when it changed."""
-        state = self.engine.get_state()
+        state = self.engine.get_state().to_json()
         if state != self._saved_engine_state:
             await self.services.repo.update_session(self.session_id, engine_state=state)
             self._saved_engine_state = state
