@@ -33,7 +33,9 @@ from agent.types import (
     ProviderError,
     ProviderTimeoutError,
     Usage,
+    note_stored_ids,
     reply_text,
+    unstored,
 )
 
 log = logging.getLogger(__name__)
@@ -64,15 +66,15 @@ StopReason = Literal["final", "max_iterations", "provider_error", "prompt_too_lo
 class TurnRecorder(Protocol):
     """Where the loop hands every new message, usage and compaction (the host persists them)."""
 
-    async def record_messages(self, messages: list[Message]) -> None:
-        """Store new messages; set ``"_id"`` on each dict."""
+    async def record_messages(self, messages: list[Message]) -> list[int]:
+        """Store new messages; returns their row ids, in order (the caller notes them)."""
 
     async def record_usage(self, usage: Usage, purpose: str) -> None:
         """Store the usage of one API call."""
 
-    async def record_compaction(self, result: CompactionResult) -> None:
-        """Persist a compaction (new context, flags, summary) in one transaction; set ``"_id"``
-        on the new messages of ``result.messages``."""
+    async def record_compaction(self, result: CompactionResult) -> list[int]:
+        """Persist a compaction (new context, flags, summary) in one transaction; returns the
+        row ids of the new messages of ``result.messages`` (those without ``"_id"``), in order."""
 
 
 @dataclass(slots=True)
@@ -153,7 +155,7 @@ class AgentLoop:
         return self.engine.current_prompt_tokens
 
     async def _append(self, context: list[Message], messages: list[Message]) -> None:
-        await self.recorder.record_messages(messages)
+        note_stored_ids(messages, await self.recorder.record_messages(messages))
         context.extend(messages)
         self.engine.note_messages_added(sum(cache_message_tokens(m) for m in messages))
 
@@ -173,7 +175,7 @@ class AgentLoop:
     async def apply_compaction(self, context: list[Message], result: CompactionResult) -> None:
         """Persist ``result``, make its messages the context (in place) and take its size as
         the prompt's until the next response reports the real one."""
-        await self.recorder.record_compaction(result)
+        note_stored_ids(unstored(result.messages), await self.recorder.record_compaction(result))
         context[:] = result.messages
         self.provider_session.reset()
         self.engine.note_compaction(result)
@@ -187,8 +189,10 @@ class AgentLoop:
 
     # -- one turn ------------------------------------------------------------------------
     async def add_user_message(self, context: list[Message], message: Message) -> None:
-        """Store a user message and add it to the context, before the turn runs."""
-        await self._append(context, [message])
+        """Add a user message the host has stored (it has its ``"_id"``) to the context,
+        before the turn runs."""
+        context.append(message)
+        self.engine.note_messages_added(cache_message_tokens(message))
 
     async def run_turn(self, context: list[Message], user_message: Message | None) -> TurnResult:
         """Run one turn. ``context`` (system prompt first) is updated in place.

@@ -6,7 +6,7 @@ travels between the provider, the loop, the context engines and the gateway is h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal, Self, TypedDict
 
@@ -44,13 +44,24 @@ class MessageBookkeeping(TypedDict, total=False):
     _platform_message_id: str
     """The platform id of the inbound message a user message was stored from, so a turn a
     crash interrupted is resumed instead of stored twice."""
-    _answers: object
-    """The inbound messages (a gateway ``InboundLink``) a new user message answers; the
-    gateway's recorder reads it when storing the message, the agent never does."""
 
 
 BOOKKEEPING_KEYS: frozenset[str] = frozenset(MessageBookkeeping.__annotations__)
 """The keys of :class:`MessageBookkeeping`."""
+
+
+def note_stored_ids(messages: Sequence[Message], ids: Sequence[int]) -> None:
+    """Mark ``messages`` as stored under ``ids`` (their ``"_id"``), in order: the store
+    returns the ids, and whoever keeps the context writes them on its own dicts."""
+    if len(messages) != len(ids):
+        raise ValueError(f"{len(messages)} messages but {len(ids)} stored ids")
+    for message, row_id in zip(messages, ids, strict=True):
+        message["_id"] = row_id
+
+
+def unstored(messages: Sequence[Message]) -> list[Message]:
+    """The messages not stored yet (no ``"_id"``): a compaction's summary and rewritten copies."""
+    return [m for m in messages if "_id" not in m]
 
 
 def without_bookkeeping(message: Message) -> Message:

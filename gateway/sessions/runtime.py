@@ -24,6 +24,7 @@ from agent.types import (
     Message,
     MessageBookkeeping,
     UserContent,
+    note_stored_ids,
 )
 from gateway.media.blobs import BlobStore, hydrate_context
 from gateway.sessions.compaction_notice import compaction_notices
@@ -80,13 +81,16 @@ class TurnReply:
 
 def _user_message(text: UserContent, source: TurnSource | None) -> Message:
     message: Message = {"role": "user", "content": text}
-    if source is not None and source.link.platform_message_ids:
-        links: MessageBookkeeping = {
-            "_platform_message_id": source.link.platform_message_ids[-1],
-            "_answers": source.link,
-        }
-        message.update(links)
+    link = _answered(source)
+    if link is not None:
+        bookkeeping: MessageBookkeeping = {"_platform_message_id": link.platform_message_ids[-1]}
+        message.update(bookkeeping)
     return message
+
+
+def _answered(source: TurnSource | None) -> InboundLink | None:
+    """The inbound messages a new user message answers (None when it came from none)."""
+    return source.link if source is not None and source.link.platform_message_ids else None
 
 
 class SessionRuntime:
@@ -191,11 +195,11 @@ class SessionRuntime:
         recorder = self.loop.recorder
         if not self.context:
             system = {"role": "system", "content": self.services.config.agent.system_prompt}
-            await recorder.record_messages([system])
+            note_stored_ids([system], await recorder.record_messages([system]))
             self.context.append(system)
         stubs = missing_tool_results(self.context)
         if stubs:
-            await recorder.record_messages(stubs)
+            note_stored_ids(stubs, await recorder.record_messages(stubs))
             self.context.extend(stubs)
 
     async def run_turn(
@@ -240,6 +244,8 @@ class SessionRuntime:
             message = _user_message(text, source)
             if sent_at is not None:
                 message[SENT_AT_KEY] = sent_at
+            stored_id = await self.recorder.record_user_message(message, _answered(source))
+            note_stored_ids([message], [stored_id])
             await self.loop.add_user_message(self.context, message)
             self.policy.note_message(sent_at)
         self.clock.observe(sent_at)
@@ -368,7 +374,7 @@ class SessionRuntime:
         so the next turn does not merge it with the new message and the model knows why."""
         if self.context and self.context[-1].get("role") == "user":
             note: Message = {"role": "assistant", "content": STOPPED_NOTE}
-            await self.loop.recorder.record_messages([note])
+            note_stored_ids([note], await self.loop.recorder.record_messages([note]))
             self.context.append(note)
 
     async def close(self) -> None:
