@@ -13,21 +13,28 @@ from typing import Protocol
 from agent.engines.context_engine import ContextEngine
 from agent.providers.base import ProviderSession
 from agent.tokens import cache_message_tokens
-from agent.types import CompactionResult, CompactionTrigger, Message, Usage
+from agent.types import (
+    CompactionResult,
+    CompactionTrigger,
+    Message,
+    Usage,
+    note_stored_ids,
+    unstored,
+)
 
 
 class TurnRecorder(Protocol):
     """Where every new message, usage and compaction goes (the host persists them)."""
 
-    async def record_messages(self, messages: list[Message]) -> None:
-        """Store new messages; set ``"_id"`` on each dict."""
+    async def record_messages(self, messages: list[Message]) -> list[int]:
+        """Store new messages; returns their row ids, in order (the caller notes them)."""
 
     async def record_usage(self, usage: Usage, purpose: str) -> None:
         """Store the usage of one API call."""
 
-    async def record_compaction(self, result: CompactionResult) -> None:
-        """Persist a compaction (new context, flags, summary) in one transaction; set ``"_id"``
-        on the new messages of ``result.messages``."""
+    async def record_compaction(self, result: CompactionResult) -> list[int]:
+        """Persist a compaction (new context, flags, summary) in one transaction; returns the
+        row ids of the new messages of ``result.messages`` (those without ``"_id"``), in order."""
 
 
 class SessionContext:
@@ -51,13 +58,17 @@ class SessionContext:
     @property
     def prompt_tokens(self) -> int | None:
         """The best knowledge of the next prompt's size: API-reported plus what came since."""
-        return self.engine.prompt_size.current
+        return self.engine.current_prompt_tokens
 
     async def append(self, messages: list[Message]) -> None:
         """Store ``messages``, then add them to the context."""
-        await self.recorder.record_messages(messages)
+        note_stored_ids(messages, await self.recorder.record_messages(messages))
+        self.add_stored(messages)
+
+    def add_stored(self, messages: list[Message]) -> None:
+        """Add messages the host has stored itself (each has its ``"_id"``) to the context."""
         self.messages.extend(messages)
-        self.engine.prompt_size.grow(sum(cache_message_tokens(m) for m in messages))
+        self.engine.note_messages_added(sum(cache_message_tokens(m) for m in messages))
 
     async def compact(
         self, trigger: CompactionTrigger, focus_topic: str | None = None
@@ -70,10 +81,10 @@ class SessionContext:
     async def apply(self, result: CompactionResult) -> None:
         """Persist ``result``, make its messages the context (in place) and take its size as
         the prompt's until the next response reports the real one."""
-        await self.recorder.record_compaction(result)
+        note_stored_ids(unstored(result.messages), await self.recorder.record_compaction(result))
         self.messages[:] = result.messages
         self.provider_session.reset()
-        self.engine.prompt_size.compacted(result)
+        self.engine.note_compaction(result)
         self._untold.append(result)
 
     def take_compactions(self) -> list[CompactionResult]:

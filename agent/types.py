@@ -6,8 +6,9 @@ travels between the provider, the loop, the context engines and the gateway is h
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Literal, Self, TypedDict
 
 Message = dict[str, Any]
 """A chat-completions message: role, content (str | list[part] | None), tool_calls, tool_call_id.
@@ -43,13 +44,24 @@ class MessageBookkeeping(TypedDict, total=False):
     _platform_message_id: str
     """The platform id of the inbound message a user message was stored from, so a turn a
     crash interrupted is resumed instead of stored twice."""
-    _answers: object
-    """The inbound messages (a gateway ``InboundLink``) a new user message answers; the
-    gateway's recorder reads it when storing the message, the agent never does."""
 
 
 BOOKKEEPING_KEYS: frozenset[str] = frozenset(MessageBookkeeping.__annotations__)
 """The keys of :class:`MessageBookkeeping`."""
+
+
+def note_stored_ids(messages: Sequence[Message], ids: Sequence[int]) -> None:
+    """Mark ``messages`` as stored under ``ids`` (their ``"_id"``), in order: the store
+    returns the ids, and whoever keeps the context writes them on its own dicts."""
+    if len(messages) != len(ids):
+        raise ValueError(f"{len(messages)} messages but {len(ids)} stored ids")
+    for message, row_id in zip(messages, ids, strict=True):
+        message["_id"] = row_id
+
+
+def unstored(messages: Sequence[Message]) -> list[Message]:
+    """The messages not stored yet (no ``"_id"``): a compaction's summary and rewritten copies."""
+    return [m for m in messages if "_id" not in m]
 
 
 def without_bookkeeping(message: Message) -> Message:
@@ -169,6 +181,40 @@ COLD_TRIGGERS: tuple[CompactionTrigger, ...] = ("cold_start", "idle")
 CompactionOutcome = Literal["summarized", "chunked", "fallback", "pruned_only", "skipped"]
 
 
+JsonObject = dict[str, Any]
+"""A JSON object as ``json.loads`` gives it (what the store keeps in a JSON column)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineState:
+    """What a context engine keeps across restarts, persisted by the host with the session.
+
+    Each engine that has state subclasses it as a frozen dataclass of JSON-compatible fields
+    (its :attr:`agent.engines.context_engine.ContextEngine.state_type`). The host never looks
+    inside: it stores :meth:`to_json` in ``sessions.engine_state`` and hands back
+    :meth:`from_json` of that, which must accept every row an earlier version stored (and the
+    state of another engine, when the configuration changed engines): unknown keys ignored,
+    missing or mistyped ones at their defaults. This base class is the state of an engine
+    that keeps none.
+    """
+
+    def to_json(self) -> JsonObject:
+        """The state as the JSON object the store keeps."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, Any]) -> Self:
+        """The state read back from ``stored`` (keys of this state's fields only, as given);
+        subclasses whose fields need checking override it."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{name: value for name, value in stored.items() if name in names})
+
+    @classmethod
+    def of(cls, state: EngineState) -> Self:
+        """``state`` as this engine's state (converted through JSON when it is another's)."""
+        return state if isinstance(state, cls) else cls.from_json(state.to_json())
+
+
 @dataclass(slots=True)
 class CompactionResult:
     """What one compaction did: the new in-context list and how it was produced.
@@ -189,8 +235,47 @@ class CompactionResult:
     first_compacted_id: int | None = None
     last_compacted_id: int | None = None
     user_notice: str | None = None
-    engine_state: dict[str, Any] = field(default_factory=dict)
+    engine_state: EngineState | None = None
+    """The engine's state after this compaction, stored with it (None: unchanged)."""
     estimated_saving_usd: float | None = None
     """Set by the context policy on its compactions: the prompt cost it expects to save over
     the visit, and (``estimated_cost_usd``) what it expected the summary to cost."""
     estimated_cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEstimate:
+    """What a compaction would do, estimated before it runs (token counts)."""
+
+    prompt_tokens: int
+    """The prompt as it is now."""
+    kept_tokens: int
+    """What the compaction keeps verbatim (head, tail) plus the summary message's framing."""
+    summarized_tokens: int
+    """What the summary request reads: the compacted middle and the previous summary."""
+    summary_tokens: int
+    """The summary's expected length (the summary request's output)."""
+    summary_budget: int = 0
+    """The summary request's ``max_tokens`` (0: none): the summary is never longer."""
+
+    @property
+    def compacted_tokens(self) -> int:
+        """The prompt after the compaction: what is kept plus the summary."""
+        return self.kept_tokens + self.summary_tokens
+
+    def scaled_to(self, prompt_tokens: int | None) -> CompactionEstimate:
+        """The estimate in the API's tokens, given the API-reported size of the prompt.
+
+        Local counts are an approximation of the provider's tokenizer; the reported prompt
+        sets the ratio for everything counted locally. The summary's length is a token budget
+        budget the provider enforces: the expected length is capped by it.
+        """
+        ratio = prompt_tokens / self.prompt_tokens if prompt_tokens and self.prompt_tokens else 1.0
+        summary = round(self.summary_tokens * ratio)
+        return CompactionEstimate(
+            prompt_tokens=prompt_tokens or self.prompt_tokens,
+            kept_tokens=round(self.kept_tokens * ratio),
+            summarized_tokens=round(self.summarized_tokens * ratio),
+            summary_tokens=min(summary, self.summary_budget) if self.summary_budget else summary,
+            summary_budget=self.summary_budget,
+        )

@@ -105,7 +105,7 @@ def bench_size(size: int, rounds: int) -> dict[str, tuple[float, float]]:
     """p50/p95 (ms) of each measured path at ``size`` messages, plus the full/kept ratio."""
     context = _history(size)
     engine = ContextCompressor(context_length=CONTEXT_LENGTH, call_llm=_noop)
-    engine.prompt_size.restore(sum(cache_message_tokens(m) for m in context))
+    engine.restore_prompt_size(sum(cache_message_tokens(m) for m in context))
     policy = caching_policy("anthropic", "claude-sonnet-4-5", None, "5m")
     session = SessionContext(
         context,

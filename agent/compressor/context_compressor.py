@@ -2,7 +2,7 @@
 
 1. Old tool outputs outside the protected tail are cleared or de-duplicated (no model call).
 2. Head (system prompt and first exchange), tail (by token budget) and middle are chosen without
-   ever splitting a tool call from its results (:mod:`agent.compressor.boundaries`).
+   ever splitting a tool call from its results (:mod:`agent.engines.toolkit.boundaries`).
 3. The middle is summarised by the auxiliary model in one structured request, updating the
    previous summary; in chunks when it does not fit; retried on transient errors; replaced by a
    deterministic extractive summary when the model stays unavailable (the user is told).
@@ -21,15 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.compressor.boundaries import (
-    SUMMARY_KIND,
-    SUMMARY_PREFIX,
-    CompactionLayout,
-    assemble_context,
-    is_summary_message,
-    plan_layout,
-    summary_text,
-)
+from agent.compressor.compressor_state import CompressorState
 from agent.compressor.extractive_summary import extractive_summary
 from agent.compressor.summary_budget import (
     COLD_PROTECT_LAST_N,
@@ -41,27 +33,37 @@ from agent.compressor.summary_budget import (
     max_summary_tokens,
     summary_budget,
 )
-from agent.compressor.summary_prompt import (
+from agent.compressor.summary_requests import (
+    SummaryUnavailableError,
+    describe_failure,
+    request_summary,
+)
+from agent.engines.context_engine import CallLLM, ContextEngine, EngineStatus
+from agent.engines.toolkit.boundaries import (
+    SUMMARY_KIND,
+    SUMMARY_PREFIX,
+    CompactionLayout,
+    assemble_context,
+    is_summary_message,
+    plan_layout,
+    summary_text,
+)
+from agent.engines.toolkit.summary_prompt import (
     build_summary_prompt,
     conversation_room,
     render_pieces,
     serialize_middle,
     take_chunk,
 )
-from agent.compressor.summary_requests import (
-    SummaryUnavailableError,
-    describe_failure,
-    request_summary,
-)
-from agent.compressor.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
-from agent.engines.context_engine import CallLLM, ContextEngine
-from agent.policy.context_policy import CompactionEstimate
+from agent.engines.toolkit.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
 from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
 from agent.types import (
     COLD_TRIGGERS,
+    CompactionEstimate,
     CompactionOutcome,
     CompactionResult,
     CompactionTrigger,
+    EngineState,
     Message,
     PromptTooLongError,
     ProviderError,
@@ -89,6 +91,7 @@ class ContextCompressor(ContextEngine):
     """Compacts a session when its prompt reaches ``threshold`` of the context length."""
 
     name = "compressor"
+    state_type = CompressorState
     compacts_in_background = True  # compact() only computes; the host stores what it applies
 
     def __init__(
@@ -200,7 +203,7 @@ class ContextCompressor(ContextEngine):
         cold = trigger in COLD_TRIGGERS
         sizes = [cache_message_tokens(m) for m in messages]
         tokens_before = sum(sizes)
-        stall_basis = max(self.prompt_size.current or 0, tokens_before)
+        stall_basis = max(self.current_prompt_tokens or 0, tokens_before)
         layout = self._plan(messages, sizes, cold=cold)
         names = tool_names_by_call_id(messages)
         pruned = prune_tool_outputs(messages, self.protect_first_n, layout.prune_end, names)
@@ -358,30 +361,28 @@ class ContextCompressor(ContextEngine):
         return SummaryOutcome(text, "fallback", degraded=True, detail=reason)
 
     # -- state ----------------------------------------------------------------------------
-    def get_state(self) -> dict[str, Any]:
+    def get_state(self) -> CompressorState:
         """Summary, counters, cooldown and loop guard: persisted with the session."""
-        return {
-            "previous_summary": self.previous_summary,
-            "compression_count": self.compression_count,
-            "cooldown_until": self._cooldown_until,
-            "system_note_added": self._system_note_added,
-            "stall_floor": self._stall_floor,
-            "last_outcome": self._last_outcome,
-        }
+        return CompressorState(
+            previous_summary=self.previous_summary,
+            compression_count=self.compression_count,
+            cooldown_until=self._cooldown_until,
+            system_note_added=self._system_note_added,
+            stall_floor=self._stall_floor,
+            last_outcome=self._last_outcome,
+        )
 
-    def load_state(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`get_state` output (missing keys keep their defaults)."""
-        summary = state.get("previous_summary")
-        self.previous_summary = summary if isinstance(summary, str) else None
-        self.compression_count = int(state.get("compression_count") or 0)
-        self._cooldown_until = float(state.get("cooldown_until") or 0.0)
-        self._system_note_added = bool(state.get("system_note_added", False))
-        floor = state.get("stall_floor")
-        self._stall_floor = int(floor) if isinstance(floor, int | float) else None
-        outcome = state.get("last_outcome")
-        self._last_outcome = outcome if isinstance(outcome, str) else None
+    def load_state(self, state: EngineState) -> None:
+        """Restore :meth:`get_state` output."""
+        restored = CompressorState.of(state)
+        self.previous_summary = restored.previous_summary
+        self.compression_count = restored.compression_count
+        self._cooldown_until = restored.cooldown_until
+        self._system_note_added = restored.system_note_added
+        self._stall_floor = restored.stall_floor
+        self._last_outcome = restored.last_outcome
 
-    def get_status(self) -> dict[str, Any]:
+    def get_status(self) -> EngineStatus:
         """Status for ``/status``: threshold, compactions so far, cooldown, last outcome."""
         status = super().get_status()
         status.update(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from agent.compressor.tool_output_pruning import UNKNOWN_TOOL, first_line
+from agent.engines.toolkit.tool_output_pruning import UNKNOWN_TOOL, first_line
 from agent.tokens import count_text_tokens
 from agent.types import Message, content_text
 

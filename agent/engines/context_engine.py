@@ -11,17 +11,27 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, TypeAlias
 
 from agent.engines.message_archive import MessageArchive
 from agent.engines.prompt_size import PromptSize
-from agent.policy.context_policy import CompactionEstimate
-from agent.types import CompactionResult, CompactionTrigger, Message, Usage
+from agent.types import (
+    CompactionEstimate,
+    CompactionResult,
+    CompactionTrigger,
+    EngineState,
+    Message,
+    Usage,
+)
 
 CallLLM = Callable[[str, list[Message], int | None], Awaitable[str]]
 """The auxiliary-model call: ``await call_llm(task, messages, max_tokens) -> text``."""
+
+StatusValue: TypeAlias = str | int | float | bool | None
+EngineStatus: TypeAlias = dict[str, StatusValue]
+"""What ``/status`` shows of an engine: named values, in order (``name=value, ...``)."""
 
 
 @dataclass(slots=True)
@@ -53,13 +63,18 @@ class ContextEngine(ABC):
 
     The agent calls :meth:`update_from_response` after every API call, :meth:`should_compress`
     before the next one, and :meth:`compact` when it says yes (or on hygiene, ``/compress`` and a
-    prompt-too-long error). The session's prompt size lives in
-    :attr:`prompt_size` (one :class:`PromptSize`, changed only through its methods). Engine
-    state that must survive a restart is exchanged through :meth:`get_state` /
-    :meth:`load_state`; the host persists it with the session.
+    prompt-too-long error). The engine owns the session's prompt size (a private
+    :class:`PromptSize`): the host tells it what happened (:meth:`note_messages_added`,
+    :meth:`note_compaction`, :meth:`restore_prompt_size`) and reads
+    :attr:`current_prompt_tokens`. Engine state that must survive a restart is a typed
+    :class:`~agent.types.EngineState` (:attr:`state_type`), exchanged through
+    :meth:`get_state` / :meth:`load_state`; the host persists its JSON with the session.
     """
 
     name: str = "engine"
+    state_type: ClassVar[type[EngineState]] = EngineState
+    """The engine's state class: what :meth:`get_state` returns and the host reads stored
+    state back as (``state_type.from_json``)."""
     compacts_in_background: bool = False
     """Whether :meth:`compact` may run on a copy of the engine (built by the host and given
     this one's state) beside the session's turns, its result applied later or dropped: true only
@@ -67,18 +82,37 @@ class ContextEngine(ABC):
     compactions do not hold up a turn whose prompt still fits the window."""
 
     def __init__(self) -> None:
-        self.prompt_size = PromptSize()
+        self._prompt_size = PromptSize()
         """What the API last reported and what was added since (read by should_compress)."""
 
+    # -- prompt size (this engine is its only writer) ----------------------------------
     @property
     def last_prompt_tokens(self) -> int | None:
         """The last API-reported prompt size (or a compaction's estimate until the next one)."""
-        return self.prompt_size.reported
+        return self._prompt_size.reported
 
-    # -- token accounting --------------------------------------------------------------
+    @property
+    def current_prompt_tokens(self) -> int | None:
+        """The next prompt's size as best known: reported plus what was added since (None
+        before any API call reported one)."""
+        return self._prompt_size.current
+
     def update_from_response(self, usage: Usage) -> None:
         """Record the real prompt size the API reported for the last call."""
-        self.prompt_size.observe(usage)
+        self._prompt_size.observe(usage)
+
+    def note_messages_added(self, tokens: int) -> None:
+        """Messages of ``tokens`` tokens were appended to the context."""
+        self._prompt_size.grow(tokens)
+
+    def note_compaction(self, result: CompactionResult) -> None:
+        """A compaction's result became the context: its estimate is the prompt's size until
+        the next response reports the real one (a skipped compaction changes nothing)."""
+        self._prompt_size.compacted(result)
+
+    def restore_prompt_size(self, tokens: int | None) -> None:
+        """Start from a known size: a session loaded from the store, or a copy of an engine."""
+        self._prompt_size.restore(tokens)
 
     @abstractmethod
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
@@ -94,7 +128,7 @@ class ContextEngine(ABC):
         """Compact ``messages`` (system prompt first) and return what was done.
 
         The result's ``messages`` is the complete new context; ``trigger`` says why it runs and
-        goes into the result. The prompt's size before is ``self.prompt_size.current`` (None
+        goes into the result. The prompt's size before is :attr:`current_prompt_tokens` (None
         when no API call reported one yet). Never loses a message from the store: messages
         left out of the new context stay stored.
         """
@@ -108,9 +142,9 @@ class ContextEngine(ABC):
         """The design's thin wrapper over :meth:`compact` (trigger ``"agent"``): the new
         context only. ``current_tokens``, when given, is taken as the prompt's present size."""
         if current_tokens is not None:
-            self.prompt_size.restore(current_tokens)
+            self.restore_prompt_size(current_tokens)
         result = await self.compact(messages, "agent", focus_topic)
-        self.prompt_size.compacted(result)
+        self.note_compaction(result)
         return result.messages
 
     def estimate_compaction(
@@ -131,8 +165,9 @@ class ContextEngine(ABC):
         raise KeyError(f"context engine {self.name!r} has no tool {name!r}")
 
     # -- session hooks -----------------------------------------------------------------
-    async def on_session_start(self, session_id: int, state: dict[str, Any]) -> None:
-        """Called when a session is loaded; ``state`` is what :meth:`get_state` returned last."""
+    async def on_session_start(self, session_id: int, state: EngineState) -> None:
+        """Called when a session is loaded; ``state`` is what :meth:`get_state` returned last
+        (read back from the store as :attr:`state_type`)."""
         self.load_state(state)
 
     async def on_session_end(self, session_id: int) -> None:
@@ -144,15 +179,20 @@ class ContextEngine(ABC):
         host to forget them: ``/forget``); the host deletes its own rows right after."""
         return None
 
-    def get_state(self) -> dict[str, Any]:
-        """JSON-serialisable state the host persists with the session."""
-        return {}
+    def get_state(self) -> EngineState:
+        """The state the host persists with the session (its :meth:`EngineState.to_json`)."""
+        return self.state_type()
 
-    def load_state(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`get_state` returned."""
+    def load_state(self, state: EngineState) -> None:
+        """Restore what :meth:`get_state` returned (convert another engine's state with
+        ``MyState.of(state)``)."""
         return None
 
-    def get_status(self) -> dict[str, Any]:
+    def restore_state(self, stored: Mapping[str, Any]) -> None:
+        """Restore the state from the JSON the host stored (``get_state().to_json()``)."""
+        self.load_state(self.state_type.from_json(stored))
+
+    def get_status(self) -> EngineStatus:
         """Human-readable status for ``/status`` and ``hermes plugins list``."""
         return {"engine": self.name, "last_prompt_tokens": self.last_prompt_tokens}
 

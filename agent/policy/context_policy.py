@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.policy.cost_model import DEFAULT_TURN_GROWTH_TOKENS, Prices, expected_visit_cost
+from agent.types import CompactionEstimate
 
 DEFAULT_MARGIN = 0.25
 """The saving must beat the summary's cost by this share: estimates are estimates."""
@@ -21,44 +22,6 @@ COLD_MARGIN_SECONDS = 30.0
 known by its message's time, and the call itself came a little later."""
 SUMMARY_REQUEST_OVERHEAD_TOKENS = 700
 """The summary request's instructions and framing, on top of what it summarises."""
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionEstimate:
-    """What a compaction would do, estimated before it runs (token counts)."""
-
-    prompt_tokens: int
-    """The prompt as it is now."""
-    kept_tokens: int
-    """What the compaction keeps verbatim (head, tail) plus the summary message's framing."""
-    summarized_tokens: int
-    """What the summary request reads: the compacted middle and the previous summary."""
-    summary_tokens: int
-    """The summary's expected length (the summary request's output)."""
-    summary_budget: int = 0
-    """The summary request's ``max_tokens`` (0: none): the summary is never longer."""
-
-    @property
-    def compacted_tokens(self) -> int:
-        """The prompt after the compaction: what is kept plus the summary."""
-        return self.kept_tokens + self.summary_tokens
-
-    def scaled_to(self, prompt_tokens: int | None) -> CompactionEstimate:
-        """The estimate in the API's tokens, given the API-reported size of the prompt.
-
-        Local counts are an approximation of the provider's tokenizer; the reported prompt
-        sets the ratio for everything counted locally. The summary's length is a token budget
-        budget the provider enforces: the expected length is capped by it.
-        """
-        ratio = prompt_tokens / self.prompt_tokens if prompt_tokens and self.prompt_tokens else 1.0
-        summary = round(self.summary_tokens * ratio)
-        return CompactionEstimate(
-            prompt_tokens=prompt_tokens or self.prompt_tokens,
-            kept_tokens=round(self.kept_tokens * ratio),
-            summarized_tokens=round(self.summarized_tokens * ratio),
-            summary_tokens=min(summary, self.summary_budget) if self.summary_budget else summary,
-            summary_budget=self.summary_budget,
-        )
 
 
 @dataclass(frozen=True, slots=True)

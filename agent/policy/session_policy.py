@@ -15,14 +15,13 @@ from agent.engines.context_engine import ContextEngine
 from agent.model_table import ModelInfo
 from agent.policy.context_policy import (
     DEFAULT_MARGIN,
-    CompactionEstimate,
     Decision,
     cache_is_cold,
     should_compact_cold,
 )
 from agent.policy.cost_model import TTL_SECONDS, Prices, expected_visit_cost
 from agent.policy.visit_history import choose_ttl, expected_turns_per_visit, gaps_between
-from agent.types import CompactionTrigger, Message
+from agent.types import CompactionEstimate, CompactionTrigger, Message
 
 CACHE_TTL_CHOICES = ("auto", "5m", "1h")
 """``prompt_caching.cache_ttl``: a fixed tier, or ``auto`` (per session, from its gaps)."""

@@ -3,6 +3,8 @@ admins) how the daemon itself is doing."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from agent.model_table import TOKENS_PER_MTOK, ModelInfo
 from gateway.store.records import UsageTotals
 
@@ -37,7 +39,7 @@ def status_text(
     stored: int,
     prompt_tokens: int | None,
     context_length: int,
-    engine_status: dict[str, object],
+    engine_status: Mapping[str, object],
     compactions: int,
     caching_line: str,
     summary_line: str = "",

@@ -9,9 +9,7 @@ from agent.tokens import cache_message_tokens
 from agent.types import CompactionResult, Message, Usage
 from gateway.sessions.services import Billing
 from gateway.store.ports import RecorderStore
-
-ANSWERS_KEY = "_answers"
-"""Bookkeeping key of a user message: the :class:`InboundLink` of the messages it came from."""
+from gateway.store.records import InboundLink
 
 
 class StoreRecorder:
@@ -42,20 +40,27 @@ class StoreRecorder:
         rewrites the whole prefix, and its usage row says so (``/usage``: visit-start writes)."""
         self._visit_start = cold
 
-    async def record_messages(self, messages: list[Message]) -> None:
+    async def record_messages(self, messages: list[Message]) -> list[int]:
+        """Store new messages of the session; returns their row ids, in order."""
         counts = [cache_message_tokens(m) for m in messages]
-        # A user message remembers the platform message it came from, so a turn interrupted by
-        # a crash is resumed after a restart instead of storing the message twice.
-        platform_ids = {m.get("_platform_message_id") for m in messages}
-        platform_id = platform_ids.pop() if len(platform_ids) == 1 else None
-        # Every inbound message a user message was merged from points at it, in the same
-        # commit: after a crash they resume as that one turn.
-        answers = next((m[ANSWERS_KEY] for m in messages if m.get(ANSWERS_KEY)), None)
-        ids = await self.repo.append_messages(
-            self.session_id, messages, counts, platform_message_id=platform_id, answers=answers
+        return await self.repo.append_messages(self.session_id, messages, counts)
+
+    async def record_user_message(self, message: Message, answers: InboundLink | None) -> int:
+        """Store the user message of a turn; returns its row id.
+
+        ``answers`` names the inbound messages it was merged from: in the same commit they
+        point at it, so after a crash they resume as this one turn instead of storing the
+        message twice (the platform id of the last one is kept on the message too).
+        """
+        platform_id = answers.platform_message_ids[-1] if answers else None
+        [row_id] = await self.repo.append_messages(
+            self.session_id,
+            [message],
+            [cache_message_tokens(message)],
+            platform_message_id=platform_id,
+            answers=answers,
         )
-        for message, row_id in zip(messages, ids, strict=True):
-            message["_id"] = row_id
+        return row_id
 
     async def record_usage(self, usage: Usage, purpose: str) -> None:
         info = pricing_for_call(usage.model, self.model)
@@ -75,14 +80,14 @@ class StoreRecorder:
             user_key=self.billing.user_key,
         )
 
-    async def record_compaction(self, result: CompactionResult) -> None:
+    async def record_compaction(self, result: CompactionResult) -> list[int]:
+        """Persist a compaction in one transaction; returns the row ids of the messages of
+        ``result.messages`` that were not stored yet (those without ``"_id"``), in order."""
         new_counts = {
             index: cache_message_tokens(m)
             for index, m in enumerate(result.messages)
             if "_id" not in m
         }
         record = await self.repo.apply_compaction(self.session_id, result, new_counts)
-        fresh = [m for m in result.messages if "_id" not in m]
-        for message, row_id in zip(fresh, record.new_message_ids, strict=True):
-            message["_id"] = row_id
         await self.repo.update_session(self.session_id, last_prompt_tokens=result.tokens_after)
+        return list(record.new_message_ids)

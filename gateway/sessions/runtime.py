@@ -25,6 +25,7 @@ from agent.types import (
     Message,
     MessageBookkeeping,
     UserContent,
+    note_stored_ids,
 )
 from gateway.media.blobs import BlobStore, hydrate_context
 from gateway.sessions.compaction_notice import compaction_notices
@@ -80,13 +81,16 @@ class TurnReply:
 
 def _user_message(text: UserContent, source: TurnSource | None) -> Message:
     message: Message = {"role": "user", "content": text}
-    if source is not None and source.link.platform_message_ids:
-        links: MessageBookkeeping = {
-            "_platform_message_id": source.link.platform_message_ids[-1],
-            "_answers": source.link,
-        }
-        message.update(links)
+    link = _answered(source)
+    if link is not None:
+        bookkeeping: MessageBookkeeping = {"_platform_message_id": link.platform_message_ids[-1]}
+        message.update(bookkeeping)
     return message
+
+
+def _answered(source: TurnSource | None) -> InboundLink | None:
+    """The inbound messages a new user message answers (None when it came from none)."""
+    return source.link if source is not None and source.link.platform_message_ids else None
 
 
 class SessionRuntime:
@@ -185,8 +189,10 @@ class SessionRuntime:
         model = services.models.get(record.model)
         billing = Billing(record.id, address.user_key)
         engine = build_engine(services, engine_name, clock, model.context_length, billing)
-        await engine.on_session_start(record.id, dict(record.engine_state or {}))
-        engine.prompt_size.restore(record.last_prompt_tokens)
+        await engine.on_session_start(
+            record.id, engine.state_type.from_json(record.engine_state or {})
+        )
+        engine.restore_prompt_size(record.last_prompt_tokens)
         user_times = await repo.user_message_times(record.id)
         runtime = cls(services, record, context, engine, clock, user_times, model, billing)
         await runtime._ensure_consistent()
@@ -196,11 +202,11 @@ class SessionRuntime:
         recorder = self.recorder
         if not self.context:
             system = {"role": "system", "content": self.services.config.agent.system_prompt}
-            await recorder.record_messages([system])
+            note_stored_ids([system], await recorder.record_messages([system]))
             self.context.append(system)
         stubs = missing_tool_results(self.context)
         if stubs:
-            await recorder.record_messages(stubs)
+            note_stored_ids(stubs, await recorder.record_messages(stubs))
             self.context.extend(stubs)
 
     async def run_turn(
@@ -253,7 +259,9 @@ class SessionRuntime:
             message = _user_message(text, source)
             if sent_at is not None:
                 message[SENT_AT_KEY] = sent_at
-            await self.session.append([message])
+            stored_id = await self.recorder.record_user_message(message, _answered(source))
+            note_stored_ids([message], [stored_id])
+            self.session.add_stored([message])
             self.policy.note_message(sent_at)
         self.clock.observe(sent_at)
         waited = 0.0
@@ -325,12 +333,12 @@ class SessionRuntime:
             self.billing,
         )
         copy.load_state(self.engine.get_state())
-        copy.prompt_size.restore(self.engine.prompt_size.current)
+        copy.restore_prompt_size(self.engine.current_prompt_tokens)
         return copy
 
     async def save_engine_state(self) -> None:
         """Persist the engine's state (summary, cooldowns) with the session, when it changed."""
-        state = self.engine.get_state()
+        state = self.engine.get_state().to_json()
         if state != self._saved_engine_state:
             await self.services.repo.update_session(self.session_id, engine_state=state)
             self._saved_engine_state = state
@@ -353,7 +361,7 @@ class SessionRuntime:
         so the next turn does not merge it with the new message and the model knows why."""
         if self.context and self.context[-1].get("role") == "user":
             note: Message = {"role": "assistant", "content": STOPPED_NOTE}
-            await self.recorder.record_messages([note])
+            note_stored_ids([note], await self.recorder.record_messages([note]))
             self.context.append(note)
 
     async def close(self) -> None:

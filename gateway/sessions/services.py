@@ -28,7 +28,8 @@ from gateway.store.ports import ServicesStore, SessionStore
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""The project folder (its ``plugins/context_engine/`` is searched first for engines)."""
 
 
 @dataclass(slots=True)

@@ -3,8 +3,9 @@
 
 Engines (plugins included) get this object instead of the repository: they read messages by
 session, range and id, search them, and keep their own tables through
-:meth:`StoreArchive.read_records` / :meth:`StoreArchive.write_records`, the latter queued in the
-store's group commit like every other write.
+:meth:`StoreArchive.read_records`, :meth:`StoreArchive.search_records` and
+:meth:`StoreArchive.write_records` (queued in the store's group commit like every other write),
+whose requests :mod:`gateway.store.engine_records` runs as SQL.
 """
 
 from __future__ import annotations
@@ -13,22 +14,29 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
+from weakref import WeakKeyDictionary
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from agent.engines.message_archive import (
     ArchivedMessage,
     MessageHit,
     MessageKind,
-    RecordJob,
+    Record,
+    RecordChange,
+    RecordQuery,
+    RecordSearch,
     SkipHit,
+    SkipRecord,
 )
-from agent.engines.text_search import prepare_search
+from gateway.store import engine_records
+from gateway.store.db import Store
+from gateway.store.engine_records import RecordTables
 from gateway.store.records import MessageRecord
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.repository_messages import message_record
 from gateway.store.tables import MessageRow, SessionRow, messages_table
-from gateway.store.writer import T
+from gateway.store.text_search import prepare_search, search_attempts
 
 # SQLite: the FTS5 table ``lcm_messages_fts`` kept in step with ``messages`` by a trigger
 # (core revision 0002; the name predates the search moving into the store). PostgreSQL: the same
@@ -50,6 +58,10 @@ ORDER BY ts_rank(to_tsvector('simple', coalesce(m.content::text, '')),
 LIMIT :limit"""
 
 
+_RECORD_TABLES: WeakKeyDictionary[Store, RecordTables] = WeakKeyDictionary()
+"""The engine tables of each open store, reflected once (archives are made per use)."""
+
+
 class StoreArchive(RepositoryBase):
     """The :class:`~agent.engines.message_archive.MessageArchive` over one open store."""
 
@@ -57,6 +69,10 @@ class StoreArchive(RepositoryBase):
     def dialect_name(self) -> str:
         """``"sqlite"`` or ``"postgresql"``."""
         return self._store.dialect_name
+
+    @property
+    def _record_tables(self) -> RecordTables:
+        return _RECORD_TABLES.setdefault(self._store, RecordTables())
 
     async def session_messages(
         self, session_id: int, first_id: int | None = None, last_id: int | None = None
@@ -115,14 +131,35 @@ class StoreArchive(RepositoryBase):
                 return hits
         return []
 
-    async def read_records(self, job: RecordJob[T]) -> T:
-        """Run ``job`` on a connection of its own (reads run beside the writer)."""
+    async def read_records(self, query: RecordQuery) -> list[Record]:
+        """The rows of an engine's own table that ``query`` asks for (beside the writer)."""
+        tables = self._record_tables
         async with self._store.engine.connect() as connection:
-            return await connection.run_sync(job)
+            return await connection.run_sync(
+                lambda sync: engine_records.read_records(sync, tables, query)
+            )
 
-    async def write_records(self, job: RecordJob[T]) -> T:
-        """Run ``job`` in the next group commit of the store's writer."""
-        return await self._write(job)
+    async def search_records(
+        self, search: RecordSearch, skip: SkipRecord | None = None
+    ) -> list[Record]:
+        """Rows of an engine's own table matching ``search``, best first (see the protocol)."""
+        tables = self._record_tables
+        for match in search_attempts(search.query, self.dialect_name):
+
+            def run(sync: Connection, match: str = match) -> list[Record]:
+                return engine_records.search_records(sync, tables, search, match)
+
+            async with self._store.engine.connect() as connection:
+                rows = await connection.run_sync(run)
+            hits = [row for row in rows if not (skip and skip(row))]
+            if hits:
+                return hits
+        return []
+
+    async def write_records(self, *changes: RecordChange) -> list[list[int]]:
+        """Apply ``changes`` in one job of the store's next group commit; the inserted ids."""
+        tables = self._record_tables
+        return await self._write(lambda sync: engine_records.write_records(sync, tables, changes))
 
 
 def archived(record: MessageRecord) -> ArchivedMessage:

@@ -203,8 +203,8 @@ def _session_changes(result: CompactionResult, compression_count: int) -> dict[s
         changes["previous_summary"] = result.summary
     if result.outcome != SKIPPED_OUTCOME:
         changes["compression_count"] = compression_count + 1
-    if result.engine_state:
-        changes["engine_state"] = result.engine_state
+    if result.engine_state is not None:
+        changes["engine_state"] = result.engine_state.to_json()
     return changes
 
 

@@ -55,7 +55,7 @@ async def test_telegram_message_date_is_stored_as_its_time_and_is_the_session_cl
     assert reloaded.clock.newest == PLATFORM_TIME
     # The compressor's cooldown runs on the session's clock too, not on the wall clock.
     assert isinstance(reloaded.engine, ContextCompressor)
-    reloaded.engine.load_state({"cooldown_until": PLATFORM_TIME + 600})
+    reloaded.engine.restore_state({"cooldown_until": PLATFORM_TIME + 600})
     assert 500 < reloaded.engine.cooldown_remaining() <= 600
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agent.compressor.boundaries import is_summary_message
+from agent.engines.toolkit.boundaries import is_summary_message
 from agent.policy.scheduler import CompactionScheduler
 from sandbox.anthropic_api import AnthropicEmulator
 from tests.integration.policy_support import (

@@ -86,7 +86,7 @@ async def compact(engine, repo, session_id, context):
 async def test_compactions_cover_every_message_before_the_tail_exactly_once(repo, tmp_path):
     session, context = await new_session(repo)
     engine = build(repo, good_model, tmp_path)
-    await engine.on_session_start(session.id, {})
+    await engine.on_session_start(session.id, engine.state_type())
 
     for round_number in range(3):
         result = await compact(engine, repo, session.id, context)
@@ -111,7 +111,7 @@ async def test_compactions_cover_every_message_before_the_tail_exactly_once(repo
 async def test_a_dead_summary_model_still_finishes_with_marked_truncations(repo, tmp_path):
     session, context = await new_session(repo)
     engine = build(repo, failing_model, tmp_path)
-    await engine.on_session_start(session.id, {})
+    await engine.on_session_start(session.id, engine.state_type())
 
     result = await compact(engine, repo, session.id, context)
 
@@ -138,7 +138,7 @@ async def test_a_summary_longer_than_its_input_escalates_until_shorter():
 async def test_only_the_newest_summary_shows_open_requests(repo, tmp_path):
     session, context = await new_session(repo)
     engine = build(repo, good_model, tmp_path, condense_fanout=50)
-    await engine.on_session_start(session.id, {})
+    await engine.on_session_start(session.id, engine.state_type())
 
     result = await compact(engine, repo, session.id, context)
 
@@ -153,14 +153,14 @@ async def test_only_the_newest_summary_shows_open_requests(repo, tmp_path):
 async def test_the_same_store_assembles_the_same_context(repo, tmp_path):
     session, context = await new_session(repo)
     engine = build(repo, good_model, tmp_path)
-    await engine.on_session_start(session.id, {})
+    await engine.on_session_start(session.id, engine.state_type())
     await compact(engine, repo, session.id, context)
 
     stored = await repo.load_context(session.id)
     builds = []
     for _ in range(2):
         fresh = build(repo, failing_model, tmp_path)
-        await fresh.on_session_start(session.id, {})
+        await fresh.on_session_start(session.id, fresh.state_type())
         builds.append(await fresh.build_context(await repo.load_context(session.id)))
 
     plain = [[{k: v for k, v in m.items() if not k.startswith("_")} for m in b] for b in builds]
@@ -174,7 +174,7 @@ async def test_the_same_store_assembles_the_same_context(repo, tmp_path):
 async def test_grep_describe_and_expand_reach_the_originals(repo, tmp_path):
     session, context = await new_session(repo)
     engine = build(repo, good_model, tmp_path, expand_page_tokens=400)
-    await engine.on_session_start(session.id, {})
+    await engine.on_session_start(session.id, engine.state_type())
     await compact(engine, repo, session.id, context)
     target = context[11]  # a user message long summarised
     leaf = next(
@@ -207,7 +207,7 @@ async def test_all_sessions_search_stays_within_the_same_user(repo, tmp_path):
     await new_session(repo, key="telegram:2", turns=3, word="heliotrope")
     current, _ = await new_session(repo, key="telegram:1", turns=3, word="other")
     engine = build(repo, good_model, tmp_path)
-    await engine.on_session_start(current.id, {})
+    await engine.on_session_start(current.id, engine.state_type())
 
     here = await engine.handle_tool_call("lcm_grep", {"query": "heliotrope"})
     everywhere = await engine.handle_tool_call(
@@ -251,7 +251,7 @@ async def test_a_summarised_photo_is_named_by_expand_and_never_sent_as_bytes(rep
         context += [user, {"role": "assistant", "content": f"answer {turn}: " + "done " * 40}]
     await append(repo, session.id, context)
     engine = build(repo, good_model, tmp_path, expand_page_tokens=4_000)
-    await engine.on_session_start(session.id, {})
+    await engine.on_session_start(session.id, engine.state_type())
     result = await compact(engine, repo, session.id, context)
     leaf = next(
         n for n in await engine.store.nodes([session.id])

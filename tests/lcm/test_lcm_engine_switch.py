@@ -55,7 +55,7 @@ async def _grep(tmp_path: Path, query: str) -> str:
             project_root=ROOT,
             hermes_home=tmp_path / "home",
         )
-        await engine.on_session_start(session.id, {})
+        await engine.on_session_start(session.id, engine.state_type())
         return await engine.handle_tool_call("lcm_grep", {"query": query})
     finally:
         await store.close()

@@ -157,7 +157,7 @@ async def test_500_turns_every_fact_is_found_and_reopened_and_nothing_is_lost(tm
                 project_root=ROOT,
                 hermes_home=tmp_path / "home",
             )
-            await engine.on_session_start(session.id, {})
+            await engine.on_session_start(session.id, engine.state_type())
             builds.append(await engine.build_context(await repo.load_context(session.id)))
     finally:
         await store.close()

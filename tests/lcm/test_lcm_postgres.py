@@ -9,7 +9,7 @@ from tests.lcm.test_lcm_engine import build, compact, good_model, new_session
 async def test_grep_and_expand_work_on_postgresql(pg_repo, tmp_path):
     session, context = await new_session(pg_repo)
     engine = build(pg_repo, good_model, tmp_path)
-    await engine.on_session_start(session.id, {})
+    await engine.on_session_start(session.id, engine.state_type())
     await compact(engine, pg_repo, session.id, context)
     target = context[11]
     nodes = await engine.store.nodes([session.id])

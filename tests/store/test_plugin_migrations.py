@@ -91,7 +91,7 @@ async def test_a_database_from_before_the_split_upgrades_in_place_and_keeps_its_
         repo = Repository(old)
         session, context = await new_session(repo)
         engine = build(repo, good_model, tmp_path)
-        await engine.on_session_start(session.id, {})
+        await engine.on_session_start(session.id, engine.state_type())
         await compact(engine, repo, session.id, context)
         nodes_before = await engine.store.nodes([session.id])
     finally:
@@ -102,7 +102,7 @@ async def test_a_database_from_before_the_split_upgrades_in_place_and_keeps_its_
     try:
         repo = Repository(store)
         engine = build(repo, good_model, tmp_path)
-        await engine.on_session_start(session.id, {})
+        await engine.on_session_start(session.id, engine.state_type())
         nodes_after = await engine.store.nodes([session.id])
         summaries = await engine.handle_tool_call(
             "lcm_grep", {"query": "earlier step", "scope": "summaries"}

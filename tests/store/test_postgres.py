@@ -7,16 +7,26 @@ HERMES_TEST_PG_URL. Without either these tests fail with instructions; they are 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 
-from agent.types import CompactionResult, Usage
+from agent.types import CompactionResult, EngineState, Usage
 from gateway.store import Repository, open_store, upgrade_database
 from gateway.store.tables import include_core_object, metadata
+
+
+@dataclass(frozen=True, slots=True)
+class NestedState(EngineState):
+    """An engine's state with a nested JSON value (stored as ``{"k": ...}``)."""
+
+    k: list[Any] = field(default_factory=list)
+
 
 STORE_TABLES = {"sessions", "messages", "api_usage", "compactions", "inbound"}
 WRITER_TURNS = 3
@@ -105,7 +115,7 @@ async def test_postgres_compaction_survives_reopening(pg_url: str) -> None:
         summary="sum",
         first_compacted_id=context[1]["_id"],
         last_compacted_id=context[-3]["_id"],
-        engine_state={"k": [1, [2]]},
+        engine_state=NestedState([1, [2]]),
     )
     record = await repo.apply_compaction(session.id, result, {1: 5})
     await store.close()

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pytest
 
-from agent.types import CompactionResult
+from agent.types import CompactionResult, EngineState
 from gateway.store import Repository, open_store
+
+
+@dataclass(frozen=True, slots=True)
+class FocusState(EngineState):
+    """An engine's state with a nested value, as the store keeps it (JSON)."""
+
+    focus: str = ""
+    nested: list[Any] = field(default_factory=list)
+
 
 SUMMARY_TEXT = "Alice plans a Lisbon trip in May on 1800 euros."
 
@@ -40,7 +50,7 @@ def summarised(context: list[dict], *, keep_last: int = 2, **overrides: object) 
         "detail": "summarised 6 messages",
         "first_compacted_id": middle[0]["_id"],
         "last_compacted_id": middle[-1]["_id"],
-        "engine_state": {"focus": "Lisbon", "nested": [1, [2]]},
+        "engine_state": FocusState("Lisbon", [1, [2]]),
     }
     fields.update(overrides)
     return CompactionResult(**fields)

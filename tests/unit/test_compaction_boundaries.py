@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.compressor.boundaries import (
+from agent.engines.toolkit.boundaries import (
     COMPACTED_RESULT_STUB,
     SUMMARY_PREFIX,
     CompactionLayout,

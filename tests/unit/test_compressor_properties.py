@@ -18,9 +18,12 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from agent.compressor.boundaries import SUMMARY_PREFIX
 from agent.compressor.context_compressor import ContextCompressor
-from agent.compressor.tool_output_pruning import DUPLICATE_OUTPUT_TEMPLATE, PRUNED_OUTPUT_PREFIX
+from agent.engines.toolkit.boundaries import SUMMARY_PREFIX
+from agent.engines.toolkit.tool_output_pruning import (
+    DUPLICATE_OUTPUT_TEMPLATE,
+    PRUNED_OUTPUT_PREFIX,
+)
 from agent.providers.anthropic.convert import to_anthropic_request
 from agent.tokens import cache_messages_tokens
 from agent.types import Message, PromptTooLongError, ProviderError

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from agent.compressor.boundaries import (
+from agent.compressor.context_compressor import ContextCompressor
+from agent.compressor.factory import create_compressor
+from agent.engines.context_engine import EngineContext
+from agent.engines.toolkit.boundaries import (
     COMPACTED_RESULT_STUB,
     SUMMARY_PREFIX,
     SYSTEM_COMPACTION_NOTE,
 )
-from agent.compressor.context_compressor import ContextCompressor
-from agent.compressor.factory import create_compressor
-from agent.compressor.summary_prompt import SUMMARY_HEADINGS
-from agent.engines.context_engine import EngineContext
+from agent.engines.toolkit.summary_prompt import SUMMARY_HEADINGS
 from agent.tokens import cache_messages_tokens, count_text_tokens
 from agent.types import Message, PromptTooLongError, ProviderError, ProviderTimeoutError, Usage
 
@@ -323,7 +323,7 @@ async def test_after_a_failure_the_cooldown_skips_the_model_even_after_a_restart
     result = await engine.compact(history(TURNS), "agent")
     restarted_model = FakeSummaryModel()
     restarted = compressor(restarted_model, clock=time.clock, sleep=time.sleep)
-    restarted.load_state(json.loads(json.dumps(engine.get_state())))
+    restarted.restore_state(json.loads(json.dumps(engine.get_state().to_json())))
     time.now += 300
     result = await restarted.compact(history(TURNS), "agent")
     assert restarted_model.calls == []
@@ -351,7 +351,7 @@ async def test_a_restarted_compressor_carries_on_from_its_saved_state() -> None:
     engine = compressor(model)
     first = await engine.compress(history(TURNS))
     restarted = compressor(model)
-    restarted.load_state(json.loads(json.dumps(engine.get_state())))
+    restarted.restore_state(json.loads(json.dumps(engine.get_state().to_json())))
     more = [{k: v for k, v in m.items() if k != "_id"} for m in history(TURNS)[1:]]
     second = await restarted.compress(first + more)
     assert second[0] is first[0]  # no second note on the system prompt
@@ -365,7 +365,7 @@ async def test_a_restarted_compressor_carries_on_from_its_saved_state() -> None:
 async def test_a_compaction_that_would_not_shrink_the_prompt_returns_it_unchanged() -> None:
     engine = compressor(FakeSummaryModel(script=[prose(1, 20_000)]), threshold=0.01)
     messages = history(3, output_chars=10, reply_chars=10)
-    engine.prompt_size.restore(500)
+    engine.restore_prompt_size(500)
     result = await engine.compact(messages, "agent")
     out = result.messages
     assert out == messages and all(a is b for a, b in zip(out, messages, strict=True))
@@ -451,7 +451,8 @@ async def test_compact_reports_the_outcome_range_and_state() -> None:
     assert result.tokens_after == cache_messages_tokens(result.messages) < result.tokens_before
     assert result.summary == SUMMARY_TEXT
     assert result.engine_state == engine.get_state()
-    assert result.engine_state["previous_summary"] == SUMMARY_TEXT
+    assert result.engine_state is not None
+    assert result.engine_state.to_json()["previous_summary"] == SUMMARY_TEXT
     status = engine.get_status()
     assert status["compression_count"] == 1 and status["last_outcome"] == "summarized"
     assert status["threshold_tokens"] == 10_000

@@ -6,7 +6,6 @@ import pytest
 
 from agent.model_table import lookup_model
 from agent.policy.context_policy import (
-    CompactionEstimate,
     cache_is_cold,
     should_compact_cold,
 )
@@ -17,6 +16,7 @@ from agent.policy.visit_history import (
     gaps_between,
     visit_lengths,
 )
+from agent.types import CompactionEstimate
 
 SONNET = Prices.of(lookup_model("claude-sonnet-4-5"))
 HAIKU = Prices.of(lookup_model("claude-haiku-4-5"))

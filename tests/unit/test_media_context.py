@@ -11,8 +11,8 @@ from agent.attachments import (
     attachment_part,
     image_tokens,
 )
-from agent.compressor.summary_prompt import serialize_message
-from agent.compressor.tool_output_pruning import prune_tool_outputs
+from agent.engines.toolkit.summary_prompt import serialize_message
+from agent.engines.toolkit.tool_output_pruning import prune_tool_outputs
 from agent.tokens import (
     IMAGE_TOKENS,
     count_message_tokens,

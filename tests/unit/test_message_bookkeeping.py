@@ -23,7 +23,6 @@ BOOKKEEPING: MessageBookkeeping = {
     "_kind": "summary",
     "_sent_at": 1_700_000_000.0,
     "_platform_message_id": "42",
-    "_answers": "inbound link",
 }
 TOOLS = [{"name": "clock", "description": "time", "input_schema": {"type": "object"}}]
 KEY_IN_CODE = re.compile(

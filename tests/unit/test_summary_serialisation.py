@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.compressor.summary_prompt import (
+from agent.engines.toolkit.summary_prompt import (
     SERIAL_LABEL_TOKENS,
     TOOL_RESULT_SERIAL_CHARS,
     render_pieces,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.compressor.boundaries import (
+from agent.engines.toolkit.boundaries import (
     SUMMARY_KIND,
     group_start,
     last_user_index,

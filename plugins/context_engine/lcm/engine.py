@@ -13,15 +13,22 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from agent.compressor.summary_prompt import serialize_message
-from agent.compressor.tool_output_pruning import tool_names_by_call_id
-from agent.engines.context_engine import CallLLM, ContextEngine
+from agent.engines.context_engine import CallLLM, ContextEngine, EngineStatus
+from agent.engines.toolkit.summary_prompt import serialize_message
+from agent.engines.toolkit.tool_output_pruning import tool_names_by_call_id
 from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
-from agent.types import CompactionOutcome, CompactionResult, CompactionTrigger, Message
+from agent.types import (
+    CompactionOutcome,
+    CompactionResult,
+    CompactionTrigger,
+    EngineState,
+    Message,
+)
 
 from .assembly import assemble, choose_tail_start, split_context
 from .config import LcmSettings
 from .dag import Node, SourceMessage, chunk_for_leaves, plan_condensation, roots, uncovered_before
+from .state import LcmState
 from .store import LcmStore, NewNode
 from .summarize import Summarizer, SummaryText, split_open_items
 from .tools import TOOL_SCHEMAS, LcmTools
@@ -43,6 +50,7 @@ class LcmEngine(ContextEngine):
     """``context.engine: lcm``: lossless context management over the project's store."""
 
     name = "lcm"
+    state_type = LcmState
 
     def __init__(
         self,
@@ -223,22 +231,22 @@ class LcmEngine(ContextEngine):
         """The DAG and search rows of a user who asked to be forgotten."""
         await self.store.forget(session_ids, message_ids)
 
-    async def on_session_start(self, session_id: int, state: dict[str, Any]) -> None:
+    async def on_session_start(self, session_id: int, state: EngineState) -> None:
         """Remember the session the engine serves, and restore its counters."""
         self.session_id = session_id
         self.load_state(state)
 
-    def get_state(self) -> dict[str, Any]:
+    def get_state(self) -> LcmState:
         """Counters persisted with the session (the DAG itself lives in its own tables)."""
-        return {"lcm_compactions": self.compaction_count, "last_outcome": self._last_outcome}
+        return LcmState(lcm_compactions=self.compaction_count, last_outcome=self._last_outcome)
 
-    def load_state(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`get_state` output; another engine's state is ignored."""
-        self.compaction_count = int(state.get("lcm_compactions") or 0)
-        outcome = state.get("last_outcome")
-        self._last_outcome = outcome if isinstance(outcome, str) else None
+    def load_state(self, state: EngineState) -> None:
+        """Restore :meth:`get_state` output; another engine's state keeps the defaults."""
+        restored = LcmState.of(state)
+        self.compaction_count = restored.lcm_compactions
+        self._last_outcome = restored.last_outcome
 
-    def get_status(self) -> dict[str, Any]:
+    def get_status(self) -> EngineStatus:
         """Threshold, compactions so far and the last outcome."""
         status = super().get_status()
         status.update(

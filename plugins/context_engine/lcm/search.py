@@ -1,11 +1,11 @@
 """Full-text search over original messages and summary nodes.
 
 Messages are searched by the host
-(:meth:`agent.engines.message_archive.MessageArchive.search_messages`); nodes here, in the engine's
-own tables. SQLite: the FTS5 table ``lcm_nodes_fts`` (kept in step by triggers). PostgreSQL:
-``to_tsvector('simple', ...) @@ plainto_tsquery('simple', ...)`` on the expression the GIN index of
-the plugin's migration is built on. Results are ranked by relevance, ties by id, so the same store
-always gives the same answer.
+(:meth:`agent.engines.message_archive.MessageArchive.search_messages`), nodes by the host over
+the engine's own table (:meth:`~agent.engines.message_archive.MessageArchive.search_records`,
+on the indexes the plugin's migration made: the FTS5 table ``lcm_nodes_fts`` on SQLite, the GIN
+index on ``to_tsvector('simple', content)`` on PostgreSQL). Results are ranked by relevance,
+ties by id, so the same store always gives the same answer.
 """
 
 from __future__ import annotations
@@ -13,31 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Connection
-
-from agent.engines.message_archive import MessageArchive, MessageHit
-from agent.engines.text_search import prepare_search, query_words
+from agent.engines.message_archive import MessageArchive, MessageHit, Record, RecordSearch
+from agent.engines.text_search import query_words
 
 from .dag import is_lcm_rendered
-from .store import as_utc
+from .store import NODES, as_utc
 
 SNIPPET_CHARS = 200
 
-_SQLITE_NODES = """
-SELECT n.id, n.session_id, n.first_at AS created_at, n.content AS body
-FROM lcm_nodes_fts AS f JOIN lcm_nodes AS n ON n.id = f.rowid
-WHERE lcm_nodes_fts MATCH :query AND n.session_id IN :session_ids
-ORDER BY bm25(lcm_nodes_fts), n.id LIMIT :limit"""
-
-_POSTGRES_NODES = """
-SELECT n.id, n.session_id, n.first_at AS created_at, n.content AS body
-FROM lcm_nodes AS n
-WHERE to_tsvector('simple', n.content) @@ plainto_tsquery('simple', :query)
-  AND n.session_id IN :session_ids
-ORDER BY ts_rank(to_tsvector('simple', n.content), plainto_tsquery('simple', :query)) DESC, n.id
-LIMIT :limit"""
+NODE_COLUMNS = ("id", "session_id", "first_at", "content")
+"""What a node hit needs: where it sits, when its span began, and its summary."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,36 +67,35 @@ def _rendered(hit: MessageHit) -> bool:
 async def search_nodes(
     archive: MessageArchive, query: str, session_ids: Sequence[int], limit: int
 ) -> list[Hit]:
-    """Summary nodes matching ``query``, best first (see :mod:`agent.engines.text_search`)."""
-    search = prepare_search(
-        query, archive.dialect_name, sqlite_sql=_SQLITE_NODES, postgres_sql=_POSTGRES_NODES
-    )
-    if search is None or not session_ids:
+    """Summary nodes matching ``query``, best first (see
+    :class:`~agent.engines.message_archive.RecordSearch`)."""
+    if not session_ids:
         return []
-    for match in search.attempts:
-        params = {"query": match, "session_ids": list(session_ids), "limit": limit * 2}
-
-        def run(connection: Connection, params: dict[str, object] = params) -> list[Hit]:
-            rows = connection.execute(search.statement, params).mappings().all()
-            return [_node_hit(row, search.words) for row in rows if not _rendered_body(row)]
-
-        hits = await archive.read_records(run)
-        if hits:
-            return hits[:limit]
-    return []
-
-
-def _rendered_body(row: Any) -> bool:
-    return is_lcm_rendered(str(row["body"] or ""))
-
-
-def _node_hit(row: Any, words: Sequence[str]) -> Hit:
-    created = as_utc(_as_datetime(row["created_at"]))
-    return Hit(
-        "node", row["id"], row["session_id"], created, snippet(str(row["body"] or ""), words)
+    search = RecordSearch(
+        NODES,
+        "content",
+        query,
+        {"session_id": list(session_ids)},
+        columns=NODE_COLUMNS,
+        limit=limit * 2,
     )
+    words = query_words(query)
+    rows = await archive.search_records(search, skip=_rendered_body)
+    return [_node_hit(row, words) for row in rows][:limit]
 
 
-def _as_datetime(value: datetime | str) -> datetime:
-    # Raw SQL on SQLite hands timestamps back as text.
-    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+def _rendered_body(row: Record) -> bool:
+    return is_lcm_rendered(str(row["content"] or ""))
+
+
+def _node_hit(row: Record, words: Sequence[str]) -> Hit:
+    created = row["first_at"]
+    if not isinstance(created, datetime):
+        raise TypeError(f"expected a node's first_at, got {created!r}")
+    return Hit(
+        "node",
+        int(str(row["id"])),
+        int(str(row["session_id"])),
+        as_utc(created),
+        snippet(str(row["content"] or ""), words),
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agent.compressor.tool_output_pruning import tool_names_by_call_id
+from agent.engines.toolkit.tool_output_pruning import tool_names_by_call_id
 from agent.tokens import count_text_tokens
 from agent.types import content_text
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.attachments import part_tokens
-from agent.compressor.tool_output_pruning import UNKNOWN_TOOL
+from agent.engines.toolkit.tool_output_pruning import UNKNOWN_TOOL
 from agent.tokens import cache_message_tokens, count_text_tokens
 from agent.types import Message, content_text
 
