@@ -360,7 +360,14 @@ class Gateway:
             log.error("session %s: turn failed: %s", key, summary)
             reason = f"turn failed: {summary}"
             text = FAILED_TEXT.format(error=type(exc).__name__)
-            await self.delivery.deliver(batch, [text], closes_as="failed", failure=reason)
+            try:
+                await self.delivery.deliver(batch, [text], closes_as="failed", failure=reason)
+            except Exception as again:  # even the notice failed: never run the batch again
+                log.error("session %s: notice not sent: %s", key, failure_summary(again))
+                for message in batch:
+                    await self.repo.mark_inbound(
+                        message.platform, message.platform_message_id, "failed"
+                    )
 
     async def _handle_new(
         self, key: str, batch: list[InboundMessage], stored_message_id: int | None = None
