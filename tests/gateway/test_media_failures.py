@@ -248,3 +248,19 @@ async def test_a_discord_attachment_that_cannot_be_had_gets_a_notice_and_the_tex
         await nothing_pending(gateway, "discord")
     assert f'couldn\'t download "notes.pdf" {reason}' in sent[0]["content"]
     assert sent[1]["content"].startswith("Noted: summarise")
+
+
+async def test_a_discord_turn_that_raises_ends_failed_with_one_notice(
+    run_gateway: GatewayFactory, discord_emulator: DiscordEmulator, anthropic: AnthropicEmulator
+) -> None:
+    async with run_gateway(discord=discord_emulator) as gateway:
+        anthropic.inject_fault("malformed")
+        pushed = discord_emulator.push_message(DM_ID, "hello there", author_id=ALICE_ID)
+        sent = await discord_emulator.wait_for_sent(DM_ID, 1, timeout=WAIT)
+        await nothing_pending(gateway, "discord")
+        record = await gateway.app.repo.get_inbound("discord", pushed["id"])
+    assert (
+        sent[0]["content"] == "Sorry, I could not answer that (JSONDecodeError). Please try again."
+    )
+    assert record is not None and record.status == "failed"
+    assert record.failure is not None and "JSONDecodeError" in record.failure
