@@ -29,6 +29,12 @@ def _entry(row: MemoryRow) -> MemoryEntry:
     return MemoryEntry(row.id, row.text, row.created_at, row.updated_at)
 
 
+def delete_users_memories(connection: Connection, platform: str, user_id: str) -> int:
+    """Delete a user's personal memory (``/forget``); returns how many entries went."""
+    owner = MemoryOwner("user", platform, user_id)
+    return rowcount(connection.execute(delete(MemoryRow).where(*_of(owner))))
+
+
 class MemoryQueries(RepositoryBase):
     """Listing, adding, changing and removing one owner's memory entries."""
 

@@ -97,3 +97,31 @@ async def test_a_group_prompt_holds_the_groups_memory_and_no_ones_personal_memor
     assert in_group.last_user_text.endswith("when do we meet?")
     assert "The group meets on Fridays" in in_group.system_text
     assert FACT not in in_group.system_text
+
+
+async def test_memory_lists_and_removes_entries_and_forget_deletes_them(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    async with run_gateway(telegram=telegram) as gateway:
+        await say(gateway, telegram, ALICE, remember(FACT), START)
+        await say(gateway, telegram, ALICE, remember("Alice drinks green tea"), START + 10)
+        await say(gateway, telegram, BOB, remember("Bob is a pilot"), START + 10, username="bob")
+        await say(gateway, telegram, ALICE, "/memory", START + 20)
+        listed = telegram.sent_messages(ALICE)[-1]["text"]
+        await say(gateway, telegram, ALICE, "/memory remove 1", START + 30)
+        removed = telegram.sent_messages(ALICE)[-1]["text"]
+        await say(gateway, telegram, ALICE, "/memory", START + 40)
+        after_remove = telegram.sent_messages(ALICE)[-1]["text"]
+        await say(gateway, telegram, ALICE, "/forget", START + 50)
+        asked = telegram.sent_messages(ALICE)[-1]["text"]
+        await say(gateway, telegram, ALICE, "/forget confirm", START + 60)
+        await say(gateway, telegram, ALICE, "/memory", START + 70)
+        after_forget = telegram.sent_messages(ALICE)[-1]["text"]
+        await say(gateway, telegram, BOB, "/memory", START + 80, username="bob")
+        bobs = telegram.sent_messages(BOB)[-1]["text"]
+    assert listed == f"What I remember about you:\n1. {FACT}\n2. Alice drinks green tea"
+    assert removed == f"Removed: {FACT}"
+    assert after_remove == "What I remember about you:\n1. Alice drinks green tea"
+    assert "(1 memory entries)" in asked
+    assert after_forget == "I remember nothing yet. Ask me to remember something."
+    assert bobs == "What I remember about you:\n1. Bob is a pilot"
