@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent.memory import MemoryOwner
+from agent.tools import ToolRegistry
+from agent.tools.memory_tool import memory_tool
 from gateway.store import Repository
 from gateway.store.repository_base import NotFoundError
 
@@ -42,3 +44,22 @@ async def test_replace_and_remove_touch_only_the_owners_entry(any_repo: Reposito
     assert [e.text for e in await any_repo.list_memories(ALICE)] == ["Alice lives in Paris"]
     await any_repo.remove_memory(ALICE, entry.id)
     assert await any_repo.list_memories(ALICE) == []
+
+
+async def test_the_memory_tool_refuses_an_entry_past_the_limit_with_a_clear_error(
+    any_repo: Repository,
+) -> None:
+    tool = memory_tool(any_repo, ALICE, max_chars=40)
+    registry = ToolRegistry([tool])
+    added = await registry.call("memory", {"action": "add", "content": "Alice lives in Lyon"})
+    full = await registry.call("memory", {"action": "add", "content": "x" * 30})
+    replaced = await registry.call(
+        "memory", {"action": "replace", "old_text": "Lyon", "content": "Alice lives in Paris"}
+    )
+    assert (
+        added == 'Remembered: "Alice lives in Lyon" (memory: 1 entries, 19 of 40 characters used)'
+    )
+    assert full.startswith("Error: memory is full: 19 of 40 characters used")
+    assert '"Alice lives in Paris"' in replaced
+    assert [e.text for e in await any_repo.list_memories(ALICE)] == ["Alice lives in Paris"]
+    assert await any_repo.list_memories(BOB) == []
