@@ -8,6 +8,7 @@ The agent loop and the compaction scheduler both change the context through one
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from agent.engines.context_engine import ContextEngine
@@ -37,6 +38,11 @@ class TurnRecorder(Protocol):
         row ids of the new messages of ``result.messages`` (those without ``"_id"``), in order."""
 
 
+SystemPromptSource = Callable[[], Awaitable[str]]
+"""The system prompt as the host would write it now (the configured prompt and a snapshot of
+the memory); read only where the prompt cache is cold anyway."""
+
+
 class SessionContext:
     """The messages the model sees next (system prompt first), kept in step with the store."""
 
@@ -46,6 +52,7 @@ class SessionContext:
         engine: ContextEngine,
         recorder: TurnRecorder,
         provider_session: ProviderSession,
+        system_prompt: SystemPromptSource | None = None,
     ) -> None:
         self.messages = messages
         """The context itself, changed in place (the host holds the same list)."""
@@ -53,6 +60,8 @@ class SessionContext:
         self.recorder = recorder
         self.provider_session = provider_session
         """The provider's per-session request state (the converted history, kept across calls)."""
+        self.system_prompt = system_prompt
+        """Where a fresh system prompt comes from at cold points (None: it never changes)."""
         self._untold: list[CompactionResult] = []
 
     @property
@@ -86,6 +95,29 @@ class SessionContext:
         self.provider_session.reset()
         self.engine.note_compaction(result)
         self._untold.append(result)
+        await self.refresh_system_prompt()  # the prefix is rewritten anyway
+
+    async def refresh_system_prompt(self) -> bool:
+        """Take a fresh snapshot of the system prompt (memory included) into the context.
+
+        Only for cold points (session start, a visit after the cache expired, a compaction):
+        elsewhere it would rewrite the cached prefix. The stored system message keeps the
+        configured prompt; the snapshot lives in the loaded context. Returns whether it changed.
+        """
+        if self.system_prompt is None or not self.messages:
+            return False
+        current = self.messages[0]
+        if current.get("role") != "system":
+            return False
+        text = await self.system_prompt()
+        if current.get("content") == text:
+            return False
+        fresh: Message = {key: value for key, value in current.items() if key != "_tokens"}
+        fresh["content"] = text
+        self.messages[0] = fresh
+        self.provider_session.reset()
+        self.engine.note_messages_added(cache_message_tokens(fresh) - cache_message_tokens(current))
+        return True
 
     def take_compactions(self) -> list[CompactionResult]:
         """The compactions applied since the last call, each handed over once (the host tells

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.prompt_caching import caching_status_line
 from gateway.commands.forget import FORGET_COMMAND
+from gateway.commands.memory import MEMORY_COMMAND
 from gateway.commands.model import MODEL_COMMAND
 from gateway.commands.registry import CommandContext, CommandSpec
 from gateway.commands.users import USER_COMMANDS, everyones_usage_text, my_usage_text
@@ -102,6 +103,7 @@ BUILTIN_COMMANDS = (
     CommandSpec("status", "Session, model, context size and the last compaction", status_command),
     MODEL_COMMAND,
     *USER_COMMANDS,
+    MEMORY_COMMAND,
     FORGET_COMMAND,
     CommandSpec("help", "List the commands", help_command, aliases=("start",)),
 )

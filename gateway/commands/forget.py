@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
+from agent.memory import MemoryOwner
 from gateway.commands.registry import CommandContext, CommandSpec
 from gateway.media.blobs import BlobStore
 from gateway.sessions.engine_factory import build_engine
@@ -23,15 +24,17 @@ log = logging.getLogger(__name__)
 CONFIRM_SECONDS = 300.0
 ASK_TEXT = (
     "This deletes everything this bot keeps about you: {sessions} conversation(s) with "
-    "{messages} message(s), their attachments, your usage records and the messages you sent. "
-    "Group conversations shared with others stay. It cannot be undone.\n"
+    "{messages} message(s), their attachments, your usage records, the messages you sent "
+    "and what the bot remembers of you ({memories} memory entries). Group conversations "
+    "and a group's memory, shared with others, stay. It cannot be undone.\n"
     "Send /forget confirm within 5 minutes to go ahead."
 )
 NOT_ASKED_TEXT = "Send /forget first: it says what would be deleted."
 NO_USER_TEXT = "There is no chat user to forget here."
 DONE_TEXT = (
     "Done: deleted {sessions} conversation(s), {messages} message(s), {attachments} "
-    "attachment(s) and {usage} usage record(s). Anything you write now starts afresh."
+    "attachment(s), {usage} usage record(s) and {memories} memory entries. Anything you "
+    "write now starts afresh."
 )
 
 
@@ -55,7 +58,7 @@ async def forget_user(sessions: SessionManager, platform: str, user_id: str) -> 
         blobs.path(sha256).unlink(missing_ok=True)
     log.info(
         "forget %s:%s: %d session(s), %d message(s), %d attachment(s), %d usage row(s), "
-        "%d inbound record(s), %d quarantined update(s), %d blob file(s)",
+        "%d inbound record(s), %d quarantined update(s), %d memory entries, %d blob file(s)",
         platform,
         user_id,
         report.sessions,
@@ -64,6 +67,7 @@ async def forget_user(sessions: SessionManager, platform: str, user_id: str) -> 
         report.usage_rows,
         report.inbound,
         report.quarantined,
+        report.memories,
         len(report.unreferenced_blobs),
     )
     return report
@@ -77,9 +81,15 @@ async def forget_command(ctx: CommandContext) -> str:
         return NO_USER_TEXT
     requests = ctx.sessions.forget_requests
     if ctx.argument.strip().lower() != "confirm":
-        owned = await ctx.sessions.services.repo.owned_data(address.platform, address.user_id)
+        repo = ctx.sessions.services.repo
+        owned = await repo.owned_data(address.platform, address.user_id)
+        memories = await repo.list_memories(MemoryOwner("user", address.platform, address.user_id))
         requests[key] = time.monotonic()
-        return ASK_TEXT.format(sessions=len(owned.session_ids), messages=len(owned.message_ids))
+        return ASK_TEXT.format(
+            sessions=len(owned.session_ids),
+            messages=len(owned.message_ids),
+            memories=len(memories),
+        )
     asked = requests.pop(key, None)
     if asked is None or time.monotonic() - asked > CONFIRM_SECONDS:
         return NOT_ASKED_TEXT
@@ -89,6 +99,7 @@ async def forget_command(ctx: CommandContext) -> str:
         messages=report.messages,
         attachments=report.attachments,
         usage=report.usage_rows,
+        memories=report.memories,
     )
 
 

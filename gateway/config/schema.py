@@ -212,6 +212,16 @@ class LimitsSettings(_Section):
     admins_exempt: bool = True
 
 
+class MemorySettings(_Section):
+    """Long-term memory per user (private chats) and per group chat: the ``memory`` and
+    ``recall`` tools, offered whenever enabled (no need to list them in ``agent.tools``)."""
+
+    enabled: bool = True
+    max_chars_per_user: Annotated[int, Field(ge=100, le=20_000)] = 2000
+    flush_on_compaction: bool = True
+    """Reserved: compaction handing durable facts to memory (not implemented yet)."""
+
+
 class Config(_Section):
     """The whole validated configuration."""
 
@@ -227,6 +237,7 @@ class Config(_Section):
     logging: LoggingSettings = Field(default_factory=LoggingSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
 
     source: str = Field(default="built-in defaults", exclude=True)
 

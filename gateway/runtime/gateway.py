@@ -64,7 +64,13 @@ FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
 
 def _address(message: InboundMessage) -> SessionAddress:
-    return SessionAddress(message.session_key, message.platform, message.chat_id, message.user_id)
+    return SessionAddress(
+        message.session_key,
+        message.platform,
+        message.chat_id,
+        message.user_id,
+        is_group=message.is_group,
+    )
 
 
 def _stored_message(payload: dict[str, Any] | None) -> InboundMessage | None:

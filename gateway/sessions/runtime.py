@@ -14,12 +14,14 @@ from typing import Any
 
 from agent.engines.context_engine import ContextEngine
 from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
+from agent.memory import MemoryOwner, with_memory
 from agent.policy.scheduler import CompactionScheduler
 from agent.policy.session_clock import SENT_AT_KEY, SessionClock
 from agent.policy.session_policy import SessionPolicy
 from agent.reply_stream import ReplyObserver
 from agent.session_context import SessionContext
-from agent.tools import build_registry
+from agent.tools import ToolRegistry, build_registry
+from agent.tools.memory_tool import memory_tool
 from agent.types import (
     CompactionResult,
     Message,
@@ -48,11 +50,20 @@ class SessionAddress:
     platform: str
     chat_id: str
     user_id: str | None = None
+    is_group: bool = False
+    """Whether several people share the chat (its memory is then the chat's, not a user's)."""
 
     @property
     def user_key(self) -> str | None:
         """``platform:user_id`` of the user writing (usage and budgets are theirs)."""
         return f"{self.platform}:{self.user_id}" if self.user_id else None
+
+    @property
+    def memory_owner(self) -> MemoryOwner | None:
+        """Whose memory the session reads and writes: the group's, or the user's."""
+        return MemoryOwner.for_chat(
+            self.platform, self.chat_id, self.user_id, is_group=self.is_group
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +117,7 @@ class SessionRuntime:
         user_times: Sequence[float] = (),
         model: SessionModel | None = None,
         billing: Billing | None = None,
+        memory_owner: MemoryOwner | None = None,
     ) -> None:
         self.services = services
         self.record = record
@@ -131,9 +143,19 @@ class SessionRuntime:
             self.billing,
         )
         self.recorder = recorder
-        self.session = SessionContext(context, engine, recorder, self.model.provider.open_session())
+        self.memory_owner = memory_owner if config.memory.enabled else None
+        """Whose memory the session keeps (None: memory is off, or the chat has no owner)."""
+        self._base_prompt = ""
+        """The session's stored system prompt, which the memory snapshot is added to."""
+        self.session = SessionContext(
+            context,
+            engine,
+            recorder,
+            self.model.provider.open_session(),
+            system_prompt=self._system_prompt if self.memory_owner else None,
+        )
         """The context and every change of it (stored as it happens)."""
-        tools = build_registry(config.agent.tools)
+        tools = self._tools()
         if engine.get_tool_schemas():
             tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
         self.compactions = CompactionScheduler(
@@ -161,6 +183,22 @@ class SessionRuntime:
     @property
     def session_id(self) -> int:
         return self.record.id
+
+    def _tools(self) -> ToolRegistry:
+        """The configured built-ins, and the memory tool when the session has a memory."""
+        config = self.services.config
+        tools = build_registry(config.agent.tools)
+        if self.memory_owner is not None:
+            limit = config.memory.max_chars_per_user
+            tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
+        return tools
+
+    async def _system_prompt(self) -> str:
+        """The system prompt with a snapshot of the memory, as of now (for cold points)."""
+        if self.memory_owner is None:
+            return self._base_prompt
+        entries = await self.services.repo.list_memories(self.memory_owner)
+        return with_memory(self._base_prompt, entries)
 
     def _cache_ttl(self) -> str:
         """The tier of the session's requests now: fixed, or chosen from its message times."""
@@ -194,8 +232,19 @@ class SessionRuntime:
         )
         engine.restore_prompt_size(record.last_prompt_tokens)
         user_times = await repo.user_message_times(record.id)
-        runtime = cls(services, record, context, engine, clock, user_times, model, billing)
+        runtime = cls(
+            services,
+            record,
+            context,
+            engine,
+            clock,
+            user_times,
+            model,
+            billing,
+            address.memory_owner,
+        )
         await runtime._ensure_consistent()
+        await runtime.session.refresh_system_prompt()  # a loaded session's cache is cold
         return runtime
 
     async def _ensure_consistent(self) -> None:
@@ -204,6 +253,9 @@ class SessionRuntime:
             system = {"role": "system", "content": self.services.config.agent.system_prompt}
             note_stored_ids([system], await recorder.record_messages([system]))
             self.context.append(system)
+        first = self.context[0]
+        if first.get("role") == "system":
+            self._base_prompt = str(first.get("content") or "")
         stubs = missing_tool_results(self.context)
         if stubs:
             note_stored_ids(stubs, await recorder.record_messages(stubs))
@@ -271,7 +323,10 @@ class SessionRuntime:
             )
             reply.policy = before.applied
             waited += before.waited_seconds
-            self.recorder.mark_visit_start(self._starts_visit(last_call_at, now))
+            starts_visit = self._starts_visit(last_call_at, now)
+            self.recorder.mark_visit_start(starts_visit)
+            if starts_visit:  # the cache is cold: the memory's snapshot may change for free
+                await self.session.refresh_system_prompt()
         started = time.perf_counter()
         reply.hygiene = await self.compactions.before_turn_window()
         waited += time.perf_counter() - started
@@ -345,10 +400,17 @@ class SessionRuntime:
 
     async def reload(self) -> None:
         """Re-read the context from the store (after ``/stop`` cancelled a turn midway)."""
+        snapshot = self.context[0] if self.context else None
         self.context[:] = await self.services.repo.load_context(self.session_id)
         hydrate_context(self.context, BlobStore(self.services.config.media.blob_path()))
         self.session.provider_session.reset()
         await self._ensure_consistent()
+        if (
+            snapshot is not None
+            and self.context
+            and snapshot.get("_id") == self.context[0].get("_id")
+        ):
+            self.context[0] = snapshot  # mid-visit: keep the memory snapshot the cache holds
 
     async def after_stop(self) -> None:
         """After a turn was cancelled (``/stop``, Ctrl-C in the terminal): the context read

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agent.memory import MemoryStore
+
 if TYPE_CHECKING:
     from agent.types import CompactionResult, Message, Usage
     from gateway.messages.quarantine import DeadLetter
@@ -276,6 +278,9 @@ class CommandStore(Protocol):
 
 
 @runtime_checkable
-class ServicesStore(SessionStore, RecorderStore, UsageReportStore, CommandStore, Protocol):
+class ServicesStore(
+    SessionStore, RecorderStore, UsageReportStore, CommandStore, MemoryStore, Protocol
+):
     """The store as the shared services carry it: to each session (opening it, its
-    recorder) and to the commands and the ``/usage`` report, which reach it through them."""
+    recorder, its memory) and to the commands and the ``/usage`` report, which reach it
+    through them."""

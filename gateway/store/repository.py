@@ -12,7 +12,8 @@
 * replies (``repository_replies``): replies planned part by part, closing what they answer;
 * catch-up (``repository_catchup``): where a platform's history replay starts;
 * dead letters (``repository_dead_letters``): quarantined updates;
-* export (``repository_export``): a session as JSON-safe dicts.
+* export (``repository_export``): a session as JSON-safe dicts;
+* memory (``repository_memory``): each user's (or group chat's) remembered entries.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -34,6 +35,7 @@ from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_live import LiveMessageQueries
+from gateway.store.repository_memory import MemoryQueries
 from gateway.store.repository_messages import MessageQueries
 from gateway.store.repository_replies import ReplyQueries
 from gateway.store.repository_sessions import (
@@ -65,6 +67,7 @@ class Repository(
     CatchUpQueries,
     DeadLetterQueries,
     LiveMessageQueries,
+    MemoryQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

@@ -19,6 +19,7 @@ from sqlalchemy import Connection, delete, exists, or_, select
 from gateway.store.records import REPLY_SENT, UNFINISHED_INBOUND_STATUSES
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.repository_dead_letters import delete_users_dead_letters
+from gateway.store.repository_memory import delete_users_memories
 from gateway.store.tables import (
     ApiUsageRow,
     AttachmentRow,
@@ -54,6 +55,8 @@ class ForgetReport:
     unreferenced_blobs: list[str]
     quarantined: int = 0
     """Quarantined updates of theirs (raw payloads hold their text)."""
+    memories: int = 0
+    """Entries of their personal memory (a group chat's memory stays with the group)."""
 
 
 SEARCH_TABLE = "lcm_messages_fts"
@@ -151,6 +154,7 @@ class ForgetQueries(RepositoryBase):
                 ).scalars()
             )
             quarantined = delete_users_dead_letters(connection, platform, user_id)
+            memories = delete_users_memories(connection, platform, user_id)
             return ForgetReport(
                 sessions,
                 messages,
@@ -159,6 +163,7 @@ class ForgetQueries(RepositoryBase):
                 inbound,
                 sorted(blobs - still_used),
                 quarantined,
+                memories,
             )
 
         return await self._write(forget)

@@ -318,6 +318,22 @@ class LiveMessageRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class MemoryRow(Base):
+    """One remembered entry of a user (``scope`` user) or of a group chat (``scope`` chat)."""
+
+    __tablename__ = "memories"
+    __table_args__ = (Index("ix_memories_owner", "scope", "platform", "owner_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    scope: Mapped[str] = mapped_column(String)
+    platform: Mapped[str] = mapped_column(String)
+    owner_id: Mapped[str] = mapped_column(String)
+    """The user's platform id (scope user) or the chat's (scope chat)."""
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class DeadLetterRow(Base):
     """An update a platform sent that could not be parsed or recorded, kept raw (quarantine)."""
 

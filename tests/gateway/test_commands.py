@@ -66,6 +66,7 @@ async def test_help_and_the_telegram_menu_list_the_registered_commands(
         "usage",
         "status",
         "model",
+        "memory",
         "forget",
         "help",
     ]
