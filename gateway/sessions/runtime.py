@@ -134,6 +134,8 @@ class SessionRuntime:
         self.session = SessionContext(context, engine, recorder, self.model.provider.open_session())
         """The context and every change of it (stored as it happens)."""
         tools = build_registry(config.agent.tools)
+        for provider in services.tool_providers:
+            tools.add_provider(provider)
         if engine.get_tool_schemas():
             tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
         self.compactions = CompactionScheduler(

@@ -94,3 +94,14 @@ class McpSettings(Section):
                 if not isinstance(name, str) or not SERVER_NAME.fullmatch(name):
                     raise ValueError(f"server name {name!r} must match [a-z0-9_]+")
         return servers
+
+
+def mcp_secret_env_names(settings: McpSettings) -> set[str]:
+    """Every environment variable the servers take values from (``env`` and ``${VAR}`` in
+    headers): masked in the log like every configured secret."""
+    names: set[str] = set()
+    for server in settings.servers.values():
+        names.update(server.env)
+        for value in server.headers.values():
+            names.update(HEADER_VARIABLE.findall(value))
+    return names
