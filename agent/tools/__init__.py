@@ -1,6 +1,6 @@
 """Tools the agent can call: a registry and a few safe built-ins."""
 
 from agent.tools.builtins import build_registry
-from agent.tools.registry import Tool, ToolError, ToolRegistry
+from agent.tools.registry import Tool, ToolError, ToolProvider, ToolRegistry
 
-__all__ = ["Tool", "ToolError", "ToolRegistry", "build_registry"]
+__all__ = ["Tool", "ToolError", "ToolProvider", "ToolRegistry", "build_registry"]

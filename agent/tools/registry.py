@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +37,33 @@ class Tool:
         }
 
 
+class ToolProvider(Protocol):
+    """A source of tools whose list may grow after the session started (an MCP server that
+    connects later); a tool it once offered it keeps offering, so the cached prefix holds."""
+
+    def tools(self) -> Sequence[Tool]:
+        """The provider's tools now."""
+
+
 class ToolRegistry:
-    """Holds the tools offered to the model for one session."""
+    """Holds the tools offered to the model for one session: its own and its providers'."""
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self._providers: list[ToolProvider] = []
         for tool in tools or []:
             self.add(tool)
+
+    def add_provider(self, provider: ToolProvider) -> None:
+        """Offer ``provider``'s tools too (a name the registry has already is not replaced)."""
+        self._providers.append(provider)
+
+    def _all(self) -> dict[str, Tool]:
+        if not self._providers:
+            return self._tools
+        tools = {t.name: t for p in self._providers for t in p.tools()}
+        tools.update(self._tools)
+        return tools
 
     def add(self, tool: Tool) -> None:
         if tool.name in self._tools:
@@ -71,14 +91,15 @@ class ToolRegistry:
 
     def schemas(self) -> list[dict[str, Any]]:
         """Tool schemas in a stable order (a stable tool list keeps the prompt cache warm)."""
-        return [self._tools[name].schema() for name in sorted(self._tools)]
+        tools = self._all()
+        return [tools[name].schema() for name in sorted(tools)]
 
     def names(self) -> list[str]:
-        return sorted(self._tools)
+        return sorted(self._all())
 
     async def call(self, name: str, arguments: str | dict[str, Any] | None) -> str:
         """Run a tool; any failure becomes an error text for the model, never an exception."""
-        tool = self._tools.get(name)
+        tool = self._all().get(name)
         if tool is None:
             return f"Error: unknown tool {name!r}. Available: {', '.join(self.names()) or 'none'}."
         try:

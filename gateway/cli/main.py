@@ -158,7 +158,7 @@ async def _chat(config: Config, args: argparse.Namespace) -> int:
     from gateway.runtime.app import configure_logging, open_app
 
     configure_logging(config)
-    async with open_app(config) as app:
+    async with open_app(config, with_tools=True) as app:
         return await run_chat(app, args.session)
 
 

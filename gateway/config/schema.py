@@ -35,6 +35,8 @@ from gateway.platforms.registry import PLATFORMS
 from gateway.settings.home import DEFAULT_HERMES_HOME as DEFAULT_HERMES_HOME
 from gateway.settings.home import default_database_url
 from gateway.settings.home import hermes_home as hermes_home
+from gateway.settings.mcp import McpServerSettings as McpServerSettings
+from gateway.settings.mcp import McpSettings as McpSettings
 from gateway.settings.media import MediaSettings as MediaSettings
 from gateway.settings.media import TranscriptionSettings as TranscriptionSettings
 from gateway.settings.secrets import ConfigError as ConfigError
@@ -238,6 +240,7 @@ class Config(_Section):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     source: str = Field(default="built-in defaults", exclude=True)
 

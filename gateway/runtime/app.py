@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from gateway.config.schema import Config, database_url
 from gateway.config.secrets import install_log_sanitizer
 from gateway.runtime.log_setup import QUIET_LIBRARIES, configure_logging
 from gateway.sessions.manager import SessionManager
+from gateway.sessions.mcp_servers import McpServers
 from gateway.sessions.services import AgentServices, build_services
 from gateway.store.db import Store, open_store
 from gateway.store.repository import Repository
@@ -29,21 +31,35 @@ class App:
 
 
 @asynccontextmanager
-async def open_app(config: Config) -> AsyncIterator[App]:
+async def open_app(config: Config, *, with_tools: bool = False) -> AsyncIterator[App]:
     """Open the store (applying migrations), build services and a session manager.
 
-    Secrets are masked in the log from here on, also when the caller configured logging itself.
+    ``with_tools`` (the daemon and ``hermes chat``) starts the MCP servers too, in parallel
+    with opening the store. Secrets are masked in the log from here on, also when the caller
+    configured logging itself.
     """
     install_log_sanitizer(config)
-    store = await open_store(database_url(config))
+    servers = McpServers()
+    if with_tools and config.mcp.servers:
+        starting = asyncio.create_task(McpServers.start(config.mcp))
+    else:
+        starting = None
     try:
-        repo = Repository(store)
-        services = build_services(config, repo)
-        sessions = SessionManager(services)
+        store = await open_store(database_url(config))
         try:
-            yield App(config, store, repo, services, sessions)
+            if starting is not None:
+                servers = await starting
+            repo = Repository(store)
+            services = build_services(config, repo, servers.providers)
+            sessions = SessionManager(services)
+            try:
+                yield App(config, store, repo, services, sessions)
+            finally:
+                await sessions.close()
+                await services.aclose()
         finally:
-            await sessions.close()
-            await services.aclose()
+            await store.close()
     finally:
-        await store.close()
+        if starting is not None and not starting.done():
+            starting.cancel()
+        await servers.aclose()

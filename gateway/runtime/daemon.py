@@ -36,7 +36,7 @@ async def run_gateway(config: Config) -> int:
         names = " or ".join(f"platforms.{name}.enabled" for name in PLATFORMS.names())
         log.error("no platform is enabled: set %s", names)
         return EXIT_NOTHING_ENABLED
-    async with open_app(config) as app:
+    async with open_app(config, with_tools=True) as app:
         app.services.provider.warm_up()  # the SDK import overlaps connecting the platforms
         gateway = Gateway(app)
         # Before start: a SIGTERM while resuming must stop the daemon cleanly, not kill it.

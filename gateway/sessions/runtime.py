@@ -188,6 +188,8 @@ class SessionRuntime:
         """The configured built-ins, and the memory tool when the session has a memory."""
         config = self.services.config
         tools = build_registry(config.agent.tools)
+        for provider in self.services.tool_providers:
+            tools.add_provider(provider)
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))

@@ -7,6 +7,7 @@ engine and agent loop on top of these.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from agent.policy.session_policy import PolicySettings
 from agent.prompt_caching import CachePolicy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
+from agent.tools import ToolProvider
 from agent.types import Usage
 from gateway.config.prices import chat_model_info, check_prices, summary_model_info
 from gateway.config.schema import Config, hermes_home, require_secret
@@ -60,6 +62,8 @@ class AgentServices:
     project_root: Path = PROJECT_ROOT
     home: Path = field(default_factory=hermes_home)
     elapsed: ElapsedTime = field(default_factory=ElapsedTime)
+    tool_providers: list[ToolProvider] = field(default_factory=list)
+    """Tools beyond the built-ins every session offers (the MCP servers')."""
     """How session clocks measure the time since a session's newest message (the idle timer)."""
 
     @property
@@ -183,7 +187,9 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
     )
 
 
-def build_services(config: Config, repo: ServicesStore) -> AgentServices:
+def build_services(
+    config: Config, repo: ServicesStore, tool_providers: Sequence[ToolProvider] = ()
+) -> AgentServices:
     """Build the providers and auxiliary client.
 
     Logs a warning for each configured model with no known price; raises ``ConfigError``
@@ -202,4 +208,5 @@ def build_services(config: Config, repo: ServicesStore) -> AgentServices:
         auxiliary=_auxiliary(config, provider, repo),
         cache_policy=default.cache_policy,
         models=models,
+        tool_providers=list(tool_providers),
     )

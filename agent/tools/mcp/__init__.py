@@ -1,0 +1,16 @@
+"""Tools from Model Context Protocol servers: one long-lived connection per server, its tools
+offered as ``<server>__<tool>`` with a stable order and schemas whatever the server does."""
+
+from agent.tools.mcp.connection import McpConnection, McpToolInfo
+from agent.tools.mcp.provider import McpToolProvider, start_servers
+from agent.tools.mcp.results import result_text
+from agent.tools.mcp.spec import McpServerSpec
+
+__all__ = [
+    "McpConnection",
+    "McpServerSpec",
+    "McpToolInfo",
+    "McpToolProvider",
+    "result_text",
+    "start_servers",
+]

@@ -1,0 +1,259 @@
+"""One MCP server's connection, owned by one long-lived task.
+
+The SDK's client lives in anyio cancel scopes that must be exited by the task that entered them,
+so one task per server enters the client, lists the tools, serves calls handed to it through a
+queue (each answered through a future), and on any loss of the connection reconnects with a
+doubling backoff, for as long as the process runs: nothing ever parks a server. Callers never
+wait on a server that is down: a call then returns an error text at once, and a call slower than
+the server's ``timeout_seconds`` returns one in time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import httpx2
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CONNECTION_CLOSED
+
+from agent.retries import doubling, nth_wait
+from agent.tools.mcp.results import ERROR_PREFIX, result_text
+from agent.tools.mcp.spec import McpServerSpec
+
+log = logging.getLogger(__name__)
+
+ConnectionState = Literal["starting", "ready", "reconnecting", "closed"]
+
+RECONNECT_BACKOFF = doubling(0.5, 60.0)
+"""Pauses between reconnects: quick after a blip, at most a minute while a server stays down."""
+HEALTH_CHECK_TIMEOUT_SECONDS = 5.0
+"""After a timed-out call the server is asked for its tools (``ping`` is gone from the 2026
+protocol): no answer in this time and it is restarted."""
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""The SDK's own HTTP timeouts: a server may hold a response stream open for minutes."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolInfo:
+    """One tool as the server listed it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ConnectionLost(Exception):
+    """The server went away under a call; the owner reconnects."""
+
+
+def _new_future() -> asyncio.Future[str]:
+    return asyncio.get_running_loop().create_future()
+
+
+@dataclass(eq=False, slots=True)
+class _Call:
+    tool: str
+    arguments: dict[str, Any]
+    answer: asyncio.Future[str] = field(default_factory=_new_future)
+
+
+class McpConnection:
+    """A server's connection and its last tool list; :meth:`call` from any task."""
+
+    def __init__(self, spec: McpServerSpec) -> None:
+        self.spec = spec
+        self.state: ConnectionState = "starting"
+        self.last_error: str | None = None
+        """Why the server is not ready (no secret in it: the type and message of the failure)."""
+        self.tools: list[McpToolInfo] | None = None
+        """The tools of the last listing (None: never listed)."""
+        self.listed = asyncio.Event()
+        """Set once the first connection attempt ended, in success or failure."""
+        self.connections = 0
+        """How many times the server was connected (tests wait for a reconnect)."""
+        self._connected = asyncio.Condition()
+        self._calls: asyncio.Queue[_Call] = asyncio.Queue()
+        self._in_flight: set[_Call] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def start(self) -> None:
+        """Start the owner task (connects in the background)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._own(), name=f"mcp:{self.name}")
+
+    async def aclose(self) -> None:
+        """Stop the owner task; the client is closed by the task that opened it."""
+        self.state = "closed"
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._fail_queued("the server was shut down")
+
+    async def wait_connected(self, times: int = 1) -> None:
+        """Return once the server has been connected ``times`` times and is ready."""
+        async with self._connected:
+            await self._connected.wait_for(
+                lambda: self.connections >= times and self.state == "ready"
+            )
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+        """The tool's result as text, or an error text (at once when the server is down, after
+        ``timeout_seconds`` when it does not answer)."""
+        if self.state != "ready":
+            return self._unavailable()
+        request = _Call(tool, arguments)
+        self._calls.put_nowait(request)
+        timeout = self.spec.timeout_seconds
+        try:
+            return await asyncio.wait_for(asyncio.shield(request.answer), timeout)
+        except TimeoutError:
+            request.answer.cancel()
+            return f"{ERROR_PREFIX}{self.name}__{tool} did not answer within {timeout:g} s"
+
+    def _unavailable(self) -> str:
+        cause = f" ({self.last_error})" if self.last_error else ""
+        return (
+            f"{ERROR_PREFIX}the {self.name} tool server is unavailable right now{cause}; "
+            "it is being restarted in the background, try again later"
+        )
+
+    # -- the owner task ------------------------------------------------------------------
+    async def _own(self) -> None:
+        failures = 0
+        while True:
+            try:
+                async with self._client() as client:
+                    await self._list_tools(client)
+                    self.connections += 1
+                    failures = 0
+                    self.state, self.last_error = "ready", None
+                    self.listed.set()
+                    async with self._connected:
+                        self._connected.notify_all()
+                    log.info("MCP server %s ready (%d tools)", self.name, len(self.tools or []))
+                    await self._serve(client)
+            except Exception as exc:  # any failure of the server: log, retry; never give up
+                failures += 1
+                self._note_failure(exc, failures)
+            self.state = "reconnecting"
+            self.listed.set()
+            for request in list(self._in_flight):
+                _settle(request, self._lost_text())
+            self._fail_queued(self._unavailable())
+            await asyncio.sleep(nth_wait(RECONNECT_BACKOFF, failures))
+
+    def _client(self) -> contextlib.AbstractAsyncContextManager[Client]:
+        spec = self.spec
+        if spec.command is not None:
+            params = StdioServerParameters(
+                command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
+            )
+            return Client(params)
+        return _http_client(spec)
+
+    async def _list_tools(self, client: Client) -> None:
+        tools: list[McpToolInfo] = []
+        cursor: str | None = None
+        while True:
+            listing = await client.list_tools(cursor=cursor)
+            tools += [
+                McpToolInfo(t.name, t.description or "", dict(t.input_schema))
+                for t in listing.tools
+            ]
+            cursor = listing.next_cursor
+            if not cursor:
+                break
+        self.tools = tools
+
+    async def _serve(self, client: Client) -> None:
+        """Answer calls until the connection is lost (raises :class:`ConnectionLost`)."""
+        async with anyio.create_task_group() as calls:
+            while True:
+                request = await self._calls.get()
+                if not request.answer.done():
+                    calls.start_soon(self._answer, client, request)
+
+    async def _answer(self, client: Client, request: _Call) -> None:
+        self._in_flight.add(request)
+        try:
+            await self._answer_call(client, request)
+        finally:
+            self._in_flight.discard(request)
+
+    async def _answer_call(self, client: Client, request: _Call) -> None:
+        try:
+            with anyio.fail_after(self.spec.timeout_seconds):
+                result = await client.call_tool(request.tool, request.arguments)
+        except TimeoutError:
+            await self._check_alive(client)
+            return
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                _settle(request, self._lost_text())
+                raise ConnectionLost(exc.error.message) from None
+            _settle(request, f"{ERROR_PREFIX}{exc.error.message}")
+            return
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            _settle(request, self._lost_text())
+            raise ConnectionLost(type(exc).__name__) from None
+        _settle(request, result_text(result))
+
+    async def _check_alive(self, client: Client) -> None:
+        """After a timed-out call: a server that does not answer a listing is restarted."""
+        try:
+            with anyio.fail_after(HEALTH_CHECK_TIMEOUT_SECONDS):
+                await client.list_tools(cache_mode="bypass")
+        except (TimeoutError, MCPError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise ConnectionLost("the server stopped answering") from None
+
+    def _lost_text(self) -> str:
+        return (
+            f"{ERROR_PREFIX}the {self.name} tool server went away during the call; "
+            "it is being restarted in the background"
+        )
+
+    def _note_failure(self, exc: Exception, failures: int) -> None:
+        """Log once per outage (the first failure), at DEBUG after that."""
+        self.last_error = _cause(exc)
+        level = logging.WARNING if failures == 1 else logging.DEBUG
+        verb = "could not start" if self.connections == 0 else "lost its connection"
+        log.log(level, "MCP server %s %s: %s (retrying)", self.name, verb, self.last_error)
+
+    def _fail_queued(self, text: str) -> None:
+        while not self._calls.empty():
+            _settle(self._calls.get_nowait(), text)
+
+
+def _settle(request: _Call, text: str) -> None:
+    if not request.answer.done():
+        request.answer.set_result(text)
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost failure's type and message (task groups wrap them in groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+@contextlib.asynccontextmanager
+async def _http_client(spec: McpServerSpec) -> AsyncIterator[Client]:
+    assert spec.url is not None
+    async with (
+        httpx2.AsyncClient(headers=spec.headers, timeout=HTTP_TIMEOUT) as http,
+        Client(streamable_http_client(spec.url, http_client=http)) as client,
+    ):
+        yield client

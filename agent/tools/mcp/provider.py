@@ -1,0 +1,81 @@
+"""MCP servers as tool providers: each server's tools as ``<server>__<tool>``, listed once and
+then kept (same names, order and schemas) whatever happens to the server, so the cached prefix
+of every session survives a server's restart."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from agent.tools.mcp.connection import McpConnection, McpToolInfo
+from agent.tools.mcp.results import ERROR_PREFIX
+from agent.tools.mcp.spec import McpServerSpec
+from agent.tools.registry import Tool
+
+log = logging.getLogger(__name__)
+
+TOOL_NAME_SEPARATOR = "__"
+STARTUP_WAIT_SECONDS = 3.0
+"""How long start-up waits for the servers' first listing (all in parallel); a slower server
+joins when it is ready, its tools offered from then on."""
+
+
+def model_tool_name(server: str, tool: str) -> str:
+    """The name the model calls a server's tool by."""
+    return f"{server}{TOOL_NAME_SEPARATOR}{tool}"
+
+
+class McpToolProvider:
+    """One server's tools for the sessions' registries (one provider per server per process)."""
+
+    def __init__(self, connection: McpConnection) -> None:
+        self.connection = connection
+        self._tools: list[Tool] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.connection.name
+
+    def tools(self) -> Sequence[Tool]:
+        """The tools of the server's first listing (allow-list applied), kept from then on;
+        none before the server ever listed its tools."""
+        if self._tools is None and self.connection.tools is not None:
+            spec = self.connection.spec
+            self._tools = [
+                self._tool(info) for info in self.connection.tools if spec.offers(info.name)
+            ]
+        return self._tools or []
+
+    def _tool(self, info: McpToolInfo) -> Tool:
+        async def handler(args: dict[str, Any]) -> str:
+            return await self._call(info.name, args)
+
+        name = model_tool_name(self.name, info.name)
+        return Tool(name, info.description, info.input_schema, handler)
+
+    async def _call(self, tool: str, args: dict[str, Any]) -> str:
+        listed = self.connection.tools or []
+        if self.connection.state == "ready" and all(t.name != tool for t in listed):
+            return f"{ERROR_PREFIX}the {self.name} server no longer offers {tool}"
+        return await self.connection.call(tool, args)
+
+
+async def start_servers(
+    specs: Sequence[McpServerSpec], wait_seconds: float = STARTUP_WAIT_SECONDS
+) -> list[McpConnection]:
+    """Start every server's connection at once and wait (at most ``wait_seconds``) for their
+    first listing; servers not ready by then keep connecting in the background."""
+    connections = [McpConnection(spec) for spec in specs]
+    for connection in connections:
+        connection.start()
+    if connections:
+        waits = [asyncio.create_task(c.listed.wait()) for c in connections]
+        _done, pending = await asyncio.wait(waits, timeout=wait_seconds)
+        for wait in pending:
+            wait.cancel()
+        for connection in connections:
+            if not connection.listed.is_set():
+                log.warning("MCP server %s still starting; tools join when ready", connection.name)
+    return connections

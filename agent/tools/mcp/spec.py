@@ -1,0 +1,31 @@
+"""What the agent needs to reach one MCP server: plain values, secrets already resolved by the
+host (the agent never reads the configuration or the environment itself)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DEFAULT_CALL_TIMEOUT_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerSpec:
+    """One server: a stdio child (``command``) or a Streamable HTTP endpoint (``url``).
+
+    ``env`` and ``headers`` hold secret values: never log them (``repr`` leaves them out).
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    timeout_seconds: float = DEFAULT_CALL_TIMEOUT_SECONDS
+    tools: tuple[str, ...] | None = None
+    """The server's tools offered to the model (None: all)."""
+
+    def offers(self, tool: str) -> bool:
+        """Whether the allow-list lets ``tool`` through."""
+        return self.tools is None or tool in self.tools

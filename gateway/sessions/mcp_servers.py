@@ -1,0 +1,78 @@
+"""The configured MCP servers for this process: their specs (secrets resolved from the
+environment here, never read by the agent) and their connections, started at once."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agent.tools.mcp import McpConnection, McpServerSpec, McpToolProvider, start_servers
+from gateway.settings.mcp import HEADER_VARIABLE, McpServerSettings, McpSettings
+
+log = logging.getLogger(__name__)
+
+
+class MissingHeaderVariable(Exception):
+    """A ``${VAR}`` of a server's headers is not set in the environment."""
+
+
+def server_spec(
+    name: str, settings: McpServerSettings, environ: Mapping[str, str] = os.environ
+) -> McpServerSpec:
+    """The agent's view of one server: ``env`` names and ``${VAR}`` filled from ``environ``.
+
+    Raises :class:`MissingHeaderVariable` naming the variable (never a value)."""
+    missing = [var for var in settings.env if var not in environ]
+    if missing:
+        log.warning("MCP server %s: %s not set; the server gets none", name, ", ".join(missing))
+    return McpServerSpec(
+        name=name,
+        command=settings.command,
+        args=tuple(settings.args),
+        cwd=settings.cwd,
+        env={var: environ[var] for var in settings.env if var in environ},
+        url=settings.url,
+        headers={h: _filled(name, v, environ) for h, v in settings.headers.items()},
+        timeout_seconds=settings.timeout_seconds,
+        tools=tuple(settings.tools) if settings.tools is not None else None,
+    )
+
+
+def _filled(server: str, value: str, environ: Mapping[str, str]) -> str:
+    def variable(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in environ:
+            raise MissingHeaderVariable(f"MCP server {server}: ${{{name}}} is not set")
+        return environ[name]
+
+    return HEADER_VARIABLE.sub(variable, value)
+
+
+@dataclass(slots=True)
+class McpServers:
+    """The running connections and the tool providers sessions offer."""
+
+    connections: list[McpConnection] = field(default_factory=list)
+    providers: list[McpToolProvider] = field(default_factory=list)
+    """One per server, shared by every session: each keeps its server's first tool list."""
+
+    @classmethod
+    async def start(
+        cls, settings: McpSettings, environ: Mapping[str, str] = os.environ
+    ) -> McpServers:
+        """Start every configured server in parallel (waits a few seconds at most)."""
+        specs: list[McpServerSpec] = []
+        for name, server in settings.servers.items():
+            try:
+                specs.append(server_spec(name, server, environ))
+            except MissingHeaderVariable as exc:
+                log.warning("%s; the server is not started", exc)
+        connections = await start_servers(specs)
+        return cls(connections, [McpToolProvider(c) for c in connections])
+
+    async def aclose(self) -> None:
+        for connection in self.connections:
+            await connection.aclose()

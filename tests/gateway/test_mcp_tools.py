@@ -1,0 +1,104 @@
+"""MCP tools through the real daemon path: Telegram emulator -> gateway -> agent loop ->
+Anthropic emulator, with a real stdio MCP server (the SDK's own server API) as a child."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from gateway.config.schema import Config, parse_config
+from gateway.runtime.app import open_app
+from gateway.runtime.gateway import Gateway
+from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.telegram_api import TelegramEmulator
+from tests.gateway.conftest import ALICE, gateway_config, message_key, settled_inbound
+
+NOTES_SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers" / "notes_server.py"
+PID_ENV = "NOTES_PID_FILE"
+
+
+def mcp_config(base: Config, **server: object) -> Config:
+    data = base.model_dump(mode="json")
+    settings = {"command": sys.executable, "args": [str(NOTES_SERVER)], "env": [PID_ENV]}
+    data["mcp"] = {"servers": {"notes": {**settings, **server}}}
+    return parse_config(data)
+
+
+async def send(gateway: Gateway, telegram: TelegramEmulator, text: str) -> str:
+    """Alice sends ``text``; the last message the bot answered with."""
+    before = len(telegram.sent_messages(ALICE))
+    update = telegram.push_message(ALICE, text)
+    await settled_inbound(gateway, "telegram", message_key(update))
+    return [m["text"] for m in telegram.sent_messages(ALICE)[before:]][-1]
+
+
+def offered(anthropic: AnthropicEmulator) -> list[list[str]]:
+    """The tool names of every request, in request order."""
+    return [[t["name"] for t in r.body.get("tools", [])] for r in anthropic.requests]
+
+
+def kill_server(pid_file: Path) -> None:
+    """SIGKILL the notes server (its pid is in the file it wrote at start)."""
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+@pytest.fixture
+def pid_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "notes.pid"
+    monkeypatch.setenv(PID_ENV, str(path))
+    return path
+
+
+async def test_the_model_reads_a_note_and_survives_the_server_being_killed(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    config = mcp_config(gateway_config(tmp_path, anthropic, telegram=telegram))
+    async with open_app(config, with_tools=True) as app:
+        [notes] = app.services.tool_providers
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            read = '[[tool:notes__read {"name": "shopping"}]] what is on my list?'
+            assert "milk, eggs, bread" in await send(gateway, telegram, read)
+
+            kill_server(pid_file)
+            failed = await send(gateway, telegram, read)
+            assert "went away" in failed or "unavailable" in failed
+
+            await asyncio.wait_for(notes.connection.wait_connected(2), 20)
+            assert "milk, eggs, bread" in await send(gateway, telegram, read)
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    lists = offered(anthropic)
+    assert len(lists) == 6
+    assert all(names == lists[0] for names in lists), "every request offers the same tools"
+    assert lists[0] == [
+        "calculator",
+        "current_time",
+        "memory",
+        "notes__fail",
+        "notes__picture",
+        "notes__read",
+        "notes__slow",
+        "notes__write",
+    ]
+
+
+async def test_a_tool_slower_than_its_timeout_gives_an_error_and_the_turn_completes(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    base = gateway_config(tmp_path, anthropic, telegram=telegram)
+    config = mcp_config(base, timeout_seconds=0.5)
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            reply = await send(gateway, telegram, '[[tool:notes__slow {"seconds": 60}]] wait')
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    assert "did not answer within 0.5 s" in reply

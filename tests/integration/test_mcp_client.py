@@ -1,0 +1,104 @@
+"""MCP client against a real stdio server (the SDK's own server API) run as a child process:
+tools listed as <server>__<tool>, results as text, a killed server and a slow tool."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.tools import ToolRegistry
+from agent.tools.mcp import McpServerSpec, McpToolProvider, start_servers
+
+NOTES_SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers" / "notes_server.py"
+
+
+def notes_spec(pid_file: Path, **overrides) -> McpServerSpec:
+    values = {
+        "name": "notes",
+        "command": sys.executable,
+        "args": (str(NOTES_SERVER),),
+        "env": {"NOTES_PID_FILE": str(pid_file)},
+        "timeout_seconds": 5.0,
+    }
+    values.update(overrides)
+    return McpServerSpec(**values)
+
+
+@pytest.fixture
+async def notes(tmp_path):
+    pid_file = tmp_path / "notes.pid"
+    [connection] = await start_servers([notes_spec(pid_file)], wait_seconds=20)
+    registry = ToolRegistry()
+    registry.add_provider(McpToolProvider(connection))
+    yield connection, registry, pid_file
+    await connection.aclose()
+
+
+async def test_server_tools_are_offered_as_server__tool_in_a_stable_order(notes):
+    connection, registry, _ = notes
+    assert connection.state == "ready"
+    assert registry.names() == [
+        "notes__fail",
+        "notes__picture",
+        "notes__read",
+        "notes__slow",
+        "notes__write",
+    ]
+    read = next(s for s in registry.schemas() if s["name"] == "notes__read")
+    assert read["input_schema"]["required"] == ["name"]
+
+
+async def test_results_text_image_placeholder_and_error(notes):
+    _, registry, _ = notes
+    assert await registry.call("notes__read", {"name": "shopping"}) == "milk, eggs, bread"
+    assert (await registry.call("notes__picture", {})).startswith("[image: image/png, ")
+    assert (await registry.call("notes__fail", {"reason": "boom"})).startswith("Error: ")
+
+
+async def test_a_killed_server_answers_with_an_error_at_once_then_reconnects(notes):
+    connection, registry, pid_file = notes
+    names_before = registry.schemas()
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    started = time.monotonic()
+    failed = await registry.call("notes__read", {"name": "shopping"})
+    assert failed.startswith("Error: ") and time.monotonic() - started < 2.0
+    assert registry.schemas() == names_before
+    await asyncio.wait_for(connection.wait_connected(2), 20)
+    assert registry.schemas() == names_before
+    assert await registry.call("notes__read", {"name": "shopping"}) == "milk, eggs, bread"
+
+
+async def test_a_call_slower_than_the_timeout_is_an_error_in_time(tmp_path):
+    [connection] = await start_servers(
+        [notes_spec(tmp_path / "pid", timeout_seconds=0.5)], wait_seconds=20
+    )
+    try:
+        registry = ToolRegistry()
+        registry.add_provider(McpToolProvider(connection))
+        started = time.monotonic()
+        result = await registry.call("notes__slow", {"seconds": 30})
+        assert result == "Error: notes__slow did not answer within 0.5 s"
+        assert time.monotonic() - started < 2.0
+        assert await registry.call("notes__read", {"name": "shopping"}) == "milk, eggs, bread"
+    finally:
+        await connection.aclose()
+
+
+async def test_a_server_that_cannot_start_is_logged_once_and_offers_nothing(caplog):
+    spec = McpServerSpec(name="broken", command="/nonexistent/mcp-server", env={"TOKEN": "s3cret"})
+    [connection] = await start_servers([spec], wait_seconds=10)
+    try:
+        assert connection.state == "reconnecting" and connection.last_error
+        provider = McpToolProvider(connection)
+        assert provider.tools() == []
+        assert (await connection.call("x", {})).startswith("Error: the broken tool server")
+        warnings = [r for r in caplog.records if "broken" in r.getMessage()]
+        assert len(warnings) == 1 and "s3cret" not in caplog.text
+    finally:
+        await connection.aclose()
