@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import socket
+import sys
 
 import uvicorn
 
@@ -60,7 +61,7 @@ async def serve_dashboard(config: Config, host: str, port: int, *, allow_remote:
     try:
         check_host(host, allow_remote=allow_remote)
     except DashboardBindError as exc:
-        print(f"hermes: {exc}")
+        print(f"hermes: {exc}", file=sys.stderr)
         return 2
     url = database_url(config)
     store = await open_store(url)
