@@ -26,8 +26,8 @@ from gateway.commands.users import parse_user
 from gateway.config.schema import LimitsSettings
 from gateway.dashboard import charts
 from gateway.dashboard.auth import COOKIE, CSRF_FIELD, DashboardAuth, RequireLogin
-from gateway.dashboard.metrics import metrics_text
-from gateway.dashboard.overview import CHART_DAYS, build_overview
+from gateway.dashboard.metrics import EPOCH, metrics_text
+from gateway.dashboard.overview import CHART_DAYS, build_overview, per_day
 from gateway.reports.usage import BUCKET_LABELS, policy_savings, spend
 from gateway.store.ports import DashboardStore
 from gateway.store.records import UsageTotals
@@ -121,6 +121,8 @@ class _Pages:
             return PlainTextResponse(f"No session #{session_id}.\n", status_code=404)
         groups = await self.ctx.repo.usage_breakdown(session_id)
         compactions = await self.ctx.repo.list_compactions(session_id)
+        by_day = await self.ctx.repo.usage_groups_by_day(EPOCH, session_id)
+        days = sorted({g.day for g in by_day})
         return self._render(
             request,
             "session.html",
@@ -131,6 +133,7 @@ class _Pages:
             costs=spend(groups, self.ctx.main),
             savings=policy_savings(compactions),
             bucket_labels=BUCKET_LABELS,
+            days=per_day([(g.day, g.group) for g in by_day], self.ctx.main, days),
         )
 
     async def users(self, request: Request) -> Response:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from agent.model_table import ModelInfo
 from gateway.config.schema import LimitsSettings
-from gateway.reports.usage import BUCKET_LABELS, Spend, spend
+from gateway.reports.usage import BUCKET_LABELS, PolicySavings, Spend, policy_savings, spend
 from gateway.store.ports import DashboardStore
 from gateway.store.records import UsageGroup, UsageTotals
 from gateway.users.access import day_start, month_start, usage_window
@@ -44,6 +44,8 @@ class Overview:
     """Every one of the last :data:`CHART_DAYS` days, oldest first (empty days included)."""
     messages_received: int
     messages_answered: int
+    savings: PolicySavings
+    """The context policy's estimate for its compactions of the last :data:`CHART_DAYS` days."""
 
     @property
     def spend(self) -> Spend:
@@ -79,7 +81,8 @@ async def build_overview(
 ) -> Overview:
     """The overview as of ``now`` (default: the present)."""
     days = chart_days(now)
-    grouped = await repo.usage_groups_by_day(usage_window(CHART_DAYS, now))
+    since = usage_window(CHART_DAYS, now)
+    grouped = await repo.usage_groups_by_day(since)
     daily = per_day([(g.day, g.group) for g in grouped], main, days)
     inbound = await repo.inbound_counts()
     return Overview(
@@ -90,4 +93,5 @@ async def build_overview(
         days=daily,
         messages_received=sum(inbound.values()),
         messages_answered=sum(n for (_, status), n in inbound.items() if status == "done"),
+        savings=policy_savings(await repo.compactions_since(since)),
     )

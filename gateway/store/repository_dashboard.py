@@ -13,8 +13,9 @@ from typing import Any
 
 from sqlalchemy import Select, func, or_, select
 
-from gateway.store.records import UsageGroup
+from gateway.store.records import CompactionRecord, UsageGroup
 from gateway.store.repository_base import RepositoryBase
+from gateway.store.repository_compactions import compaction_record
 from gateway.store.repository_usage import _usage_group
 from gateway.store.repository_users import user_group, utc_day
 from gateway.store.tables import ApiUsageRow, CompactionRow, InboundRow, MessageRow, SessionRow
@@ -74,8 +75,11 @@ def _grouped_usage(*extra: Any) -> Select[Any]:
 class DashboardQueries(RepositoryBase):
     """Reads for the operators' pages and the Prometheus totals."""
 
-    async def usage_groups_by_day(self, since: datetime) -> list[DayUsageGroup]:
-        """Usage since ``since`` per UTC day and (purpose, model, visit start), oldest first."""
+    async def usage_groups_by_day(
+        self, since: datetime, session_id: int | None = None
+    ) -> list[DayUsageGroup]:
+        """Usage since ``since`` (of one session, or all) per UTC day and (purpose, model,
+        visit start), oldest first."""
         day = utc_day()
         columns = (day, ApiUsageRow.purpose, ApiUsageRow.model, ApiUsageRow.visit_start)
         query = (
@@ -84,6 +88,8 @@ class DashboardQueries(RepositoryBase):
             .group_by(*columns)
             .order_by(*columns)
         )
+        if session_id is not None:
+            query = query.where(ApiUsageRow.session_id == session_id)
         async with self._reading() as session:
             rows = (await session.execute(query)).all()
         return [DayUsageGroup(str(row[0]), _usage_group(tuple(row[1:]))) for row in rows]
@@ -156,6 +162,17 @@ class DashboardQueries(RepositoryBase):
                 )
                 for row, count, spent in result
             ]
+
+    async def compactions_since(self, since: datetime) -> list[CompactionRecord]:
+        """Every session's compaction attempts since ``since``, oldest first."""
+        query = (
+            select(CompactionRow)
+            .where(CompactionRow.created_at >= since)
+            .order_by(CompactionRow.id)
+        )
+        async with self._reading() as session:
+            rows = (await session.scalars(query)).all()
+        return [compaction_record(row) for row in rows]
 
     async def inbound_counts(self) -> dict[tuple[str, str], int]:
         """Received platform messages per (platform, status)."""

@@ -22,7 +22,7 @@ from gateway.dashboard.app import DashboardContext, create_app
 from gateway.dashboard.auth import DashboardAuth
 from gateway.dashboard.metrics import EPOCH
 from gateway.dashboard.overview import CHART_DAYS
-from gateway.reports.usage import spend
+from gateway.reports.usage import policy_savings, spend
 from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
 from gateway.store.db import open_store
@@ -132,12 +132,14 @@ async def test_overview_shows_the_numbers_of_hermes_usage(night: Config) -> None
         month = await repo.spend_since(month_start())
         groups = [g.group for g in await repo.usage_groups_by_day(usage_window(CHART_DAYS))]
         buckets = spend(groups, chat_model_info(night, night.model.name))
+        savings = policy_savings(await repo.compactions_since(usage_window(CHART_DAYS)))
 
     assert by_day and today > 0
     assert _cell(html, "spent-today") == f"${today:.4f}"
     assert _cell(html, "spent-month") == f"${month:.4f}"
     assert _cell(html, "cost-30d") == f"${sum(r.cost_usd for r in by_day):.4f}"
     assert _cell(html, "calls") == str(sum(r.calls for r in by_day))
+    assert _cell(html, "policy-saving") == f"${savings.net_usd:.4f}"
     for row in by_day:
         day_row = re.search(rf'data-day="{row.group}">.*?class="num cost">([^<]*)<', html, re.S)
         assert day_row and day_row.group(1) == f"${row.cost_usd:.4f}"
@@ -172,6 +174,9 @@ async def test_sessions_page_searches_and_a_session_shows_its_compactions(night:
     assert session_html.count('class="compacted"') == sum(not m.in_context for m in messages)
     assert session_html.count('class="in-context"') == sum(m.in_context for m in messages)
     assert _cell(session_html, "session-cost") == f"${totals.cost_usd:.4f}"
+    day_costs = re.findall(r'id="session-days".*?</table>', session_html, re.S)[0]
+    shown = re.findall(r'class="num cost">\$([0-9.]+)<', day_costs)
+    assert shown and abs(sum(map(float, shown)) - totals.cost_usd) < 1e-3
     assert missing.status_code == 404
 
 
