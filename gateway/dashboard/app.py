@@ -9,7 +9,9 @@ stored exactly as ``/allow``, ``/deny`` and ``hermes users`` store it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,14 @@ PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 SET_BY = "dashboard"
 """Who an access decision made on the users page is recorded as set by."""
 SESSION_SEARCH_LIMIT = 200
+DISTRIBUTION = "hermes-gateway"
+
+
+def _version() -> str:
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,8 @@ class DashboardContext:
     main: ModelInfo
     platforms: tuple[str, ...]
     auth: DashboardAuth
+    daemon_pid: Callable[[], int | None] = lambda: None
+    """The running gateway's process id for this data, None when none runs."""
 
 
 def _usd(value: float) -> str:
@@ -174,6 +186,30 @@ class _Pages:
         )
         return RedirectResponse(f"/users?done={access}+{platform}:{user}", status_code=303)
 
+    async def operations(self, request: Request) -> Response:
+        revisions = await self.ctx.repo.schema_revisions()
+        return self._render(
+            request,
+            "operations.html",
+            version=_version(),
+            revisions=sorted(revisions or ()),
+            daemon_pid=self.ctx.daemon_pid(),
+            letters=await self.ctx.repo.list_dead_letters(),
+            quarantined=await self.ctx.repo.count_dead_letters(),
+            failed=await self.ctx.repo.failed_inbound(),
+            message=request.query_params.get("done", ""),
+        )
+
+    async def delete_dead_letter(self, request: Request) -> Response:
+        form = await request.form()
+        csrf = form.get(CSRF_FIELD)
+        if not self.ctx.auth.check_csrf(request, csrf if isinstance(csrf, str) else None):
+            return PlainTextResponse("Missing or wrong CSRF token.\n", status_code=403)
+        letter_id = int(request.path_params["letter_id"])
+        if not await self.ctx.repo.delete_dead_letter(letter_id):
+            return PlainTextResponse(f"No quarantined update #{letter_id}.\n", status_code=404)
+        return RedirectResponse(f"/operations?done=deleted+{letter_id}", status_code=303)
+
     async def metrics(self, request: Request) -> Response:
         body = await metrics_text(self.ctx.repo, self.ctx.main)
         return Response(body, media_type=PROMETHEUS_CONTENT_TYPE)
@@ -190,6 +226,8 @@ def create_app(context: DashboardContext) -> Starlette:
             Route("/sessions/{session_id:int}", pages.session),
             Route("/users", pages.users),
             Route("/users/access", pages.set_access, methods=["POST"]),
+            Route("/operations", pages.operations),
+            Route("/quarantine/{letter_id:int}/delete", pages.delete_dead_letter, methods=["POST"]),
             Route("/metrics", pages.metrics),
         ],
         middleware=[Middleware(RequireLogin, auth=context.auth)],

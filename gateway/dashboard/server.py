@@ -10,10 +10,11 @@ import sys
 import uvicorn
 
 from gateway.config.prices import chat_model_info
-from gateway.config.schema import Config, database_url, mask_url
+from gateway.config.schema import Config, database_url, hermes_home, mask_url
 from gateway.dashboard.app import DashboardContext, create_app
 from gateway.dashboard.auth import TOKEN_ENV, DashboardAuth
 from gateway.platforms.registry import PLATFORMS
+from gateway.runtime.daemon_lock import running_daemon
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
 
@@ -73,6 +74,7 @@ async def serve_dashboard(config: Config, host: str, port: int, *, allow_remote:
             main=chat_model_info(config, config.model.name),
             platforms=tuple(PLATFORMS.sections(config)),
             auth=auth,
+            daemon_pid=lambda: running_daemon(hermes_home()),
         )
         print(f"hermes dashboard: database {mask_url(url)}")
         if auth.from_environment:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         UsageGroup,
     )
     from gateway.store.repository_dashboard import DayUsageGroup, SessionListing, UserDaySpend
+    from gateway.store.repository_dead_letters import DeadLetterRecord
     from gateway.store.repository_forget import ForgetReport, OwnedData
     from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
 
@@ -333,3 +334,11 @@ class DashboardStore(Protocol):
     async def compaction_counts(self) -> dict[tuple[str, str], int]: ...
 
     async def count_dead_letters(self, platform: str | None = ...) -> int: ...
+
+    async def list_dead_letters(self, limit: int = ...) -> list[DeadLetterRecord]: ...
+
+    async def delete_dead_letter(self, letter_id: int) -> bool: ...
+
+    async def failed_inbound(self, limit: int = ...) -> list[InboundRecord]: ...
+
+    async def schema_revisions(self) -> frozenset[str] | None: ...

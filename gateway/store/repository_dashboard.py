@@ -13,11 +13,13 @@ from typing import Any
 
 from sqlalchemy import Select, func, or_, select
 
-from gateway.store.records import CompactionRecord, UsageGroup
+from gateway.store.records import CompactionRecord, InboundRecord, UsageGroup
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.repository_compactions import compaction_record
+from gateway.store.repository_inbound import inbound_record
 from gateway.store.repository_usage import _usage_group
 from gateway.store.repository_users import user_group, utc_day
+from gateway.store.schema_heads import database_heads
 from gateway.store.tables import ApiUsageRow, CompactionRow, InboundRow, MessageRow, SessionRow
 
 
@@ -173,6 +175,22 @@ class DashboardQueries(RepositoryBase):
         async with self._reading() as session:
             rows = (await session.scalars(query)).all()
         return [compaction_record(row) for row in rows]
+
+    async def failed_inbound(self, limit: int = 100) -> list[InboundRecord]:
+        """The newest received messages whose handling failed, with the reason."""
+        query = (
+            select(InboundRow)
+            .where(InboundRow.status == "failed")
+            .order_by(InboundRow.id.desc())
+            .limit(limit)
+        )
+        async with self._reading() as session:
+            rows = (await session.scalars(query)).all()
+        return [inbound_record(row) for row in rows]
+
+    async def schema_revisions(self) -> frozenset[str] | None:
+        """The migration revisions the database records (None: not migrated yet)."""
+        return await database_heads(self._store.engine)
 
     async def inbound_counts(self) -> dict[tuple[str, str], int]:
         """Received platform messages per (platform, status)."""

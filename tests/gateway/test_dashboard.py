@@ -6,6 +6,7 @@ as ``/allow`` and needs its CSRF token, and ``/metrics`` parses and agrees with 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -44,7 +45,8 @@ async def _send(gateway: Gateway, telegram: TelegramEmulator, user: int, text: s
 
 @pytest.fixture
 async def night(tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator) -> Config:
-    """A short scripted night: Alice talks, compacts by hand, talks again; Carol is refused."""
+    """A short scripted night: Alice talks, compacts by hand, talks again; Carol is refused;
+    an update that is no message is quarantined."""
     config = gateway_config(
         tmp_path,
         anthropic,
@@ -61,6 +63,10 @@ async def night(tmp_path: Path, telegram: TelegramEmulator, anthropic: Anthropic
             await _send(gateway, telegram, ALICE, "/compress")
             await _send(gateway, telegram, ALICE, "what was fact #3?")
             await _send(gateway, telegram, CAROL, "hello?")
+            telegram.push_raw_update("message", "not a message")
+            async with asyncio.timeout(10):
+                while not await gateway.app.repo.count_dead_letters():  # noqa: ASYNC110
+                    await asyncio.sleep(0.02)
         finally:
             await gateway.stop(grace_seconds=2.0)
     return config
@@ -109,7 +115,7 @@ def _csrf(html: str) -> str:
 
 async def test_every_page_needs_the_token(night: Config) -> None:
     async with dashboard(night) as (client, _):
-        for path in ("/", "/sessions", "/sessions/1", "/users", "/metrics"):
+        for path in ("/", "/sessions", "/sessions/1", "/users", "/operations", "/metrics"):
             response = await client.get(path)
             assert response.status_code == 401, path
         assert (await client.get("/login", params={"token": "wrong"})).status_code == 401
@@ -253,3 +259,24 @@ async def test_metrics_parse_and_agree_with_the_database(night: Config) -> None:
     )
     assert manual_seen == manual >= 1
     assert samples[("hermes_quarantined_updates", ())] == quarantined
+
+
+async def test_operations_shows_quarantined_updates_and_deletes_one_with_csrf(
+    night: Config,
+) -> None:
+    async with dashboard(night) as (client, repo):
+        await _login(client)
+        html = (await client.get("/operations")).text
+        [letter] = await repo.list_dead_letters()
+        without = await client.post(f"/quarantine/{letter.id}/delete")
+        kept = await repo.count_dead_letters()
+        deleted = await client.post(f"/quarantine/{letter.id}/delete", data={"csrf": _csrf(html)})
+        left = await repo.count_dead_letters()
+        again = await client.post(f"/quarantine/{letter.id}/delete", data={"csrf": _csrf(html)})
+        revisions = await repo.schema_revisions()
+
+    assert f'data-letter="{letter.id}"' in html and "not a message" in html
+    assert revisions and all(revision in html for revision in revisions)
+    assert without.status_code == 403 and kept == 1
+    assert deleted.status_code == 303 and left == 0
+    assert again.status_code == 404
