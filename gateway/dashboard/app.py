@@ -62,6 +62,8 @@ class DashboardContext:
     auth: DashboardAuth
     daemon_pid: Callable[[], int | None] = lambda: None
     """The running gateway's process id for this data, None when none runs."""
+    redact: Callable[[str], str] = lambda text: text
+    """Masks the configured secrets in stored text a page shows (a pasted key, say)."""
 
 
 def _usd(value: float) -> str:
@@ -80,6 +82,7 @@ class _Pages:
         self.templates = Jinja2Templates(directory=TEMPLATES)
         self.templates.env.filters["usd"] = _usd
         self.templates.env.filters["content_text"] = _content_text
+        self.templates.env.filters["redact"] = context.redact
 
     def _render(self, request: Request, name: str, **values: Any) -> Response:
         session = self.ctx.auth.session_of(request)

@@ -11,6 +11,7 @@ import uvicorn
 
 from gateway.config.prices import chat_model_info
 from gateway.config.schema import Config, database_url, hermes_home, mask_url
+from gateway.config.secrets import install_log_sanitizer
 from gateway.dashboard.app import DashboardContext, create_app
 from gateway.dashboard.auth import TOKEN_ENV, DashboardAuth
 from gateway.platforms.registry import PLATFORMS
@@ -57,6 +58,22 @@ def login_link(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/login?token={token}"
 
 
+def dashboard_context(config: Config, repo: Repository, auth: DashboardAuth) -> DashboardContext:
+    """What the pages need, from the configuration: limits, the pricing model, platforms, the
+    secrets to mask (the configured ones and the dashboard's token), the daemon's lock."""
+    sanitizer = install_log_sanitizer(config)
+    sanitizer.add_secrets([auth.token])
+    return DashboardContext(
+        repo=repo,
+        limits=config.limits,
+        main=chat_model_info(config, config.model.name),
+        platforms=tuple(PLATFORMS.sections(config)),
+        auth=auth,
+        daemon_pid=lambda: running_daemon(hermes_home()),
+        redact=sanitizer.redact,
+    )
+
+
 async def serve_dashboard(config: Config, host: str, port: int, *, allow_remote: bool) -> int:
     """Serve the dashboard until interrupted; 2 for a refused host."""
     try:
@@ -68,14 +85,7 @@ async def serve_dashboard(config: Config, host: str, port: int, *, allow_remote:
     store = await open_store(url)
     try:
         auth = DashboardAuth()
-        context = DashboardContext(
-            repo=Repository(store),
-            limits=config.limits,
-            main=chat_model_info(config, config.model.name),
-            platforms=tuple(PLATFORMS.sections(config)),
-            auth=auth,
-            daemon_pid=lambda: running_daemon(hermes_home()),
-        )
+        context = dashboard_context(config, Repository(store), auth)
         print(f"hermes dashboard: database {mask_url(url)}")
         if auth.from_environment:
             print(f"log in at {login_link(host, port, '<' + TOKEN_ENV + '>')}", flush=True)

@@ -19,10 +19,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.config.prices import chat_model_info
 from gateway.config.schema import Config
-from gateway.dashboard.app import DashboardContext, create_app
+from gateway.dashboard.app import create_app
 from gateway.dashboard.auth import DashboardAuth
 from gateway.dashboard.metrics import EPOCH
 from gateway.dashboard.overview import CHART_DAYS
+from gateway.dashboard.server import dashboard_context
 from gateway.reports.usage import policy_savings, spend
 from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
@@ -31,10 +32,18 @@ from gateway.store.repository import Repository
 from gateway.users.access import day_start, month_start, usage_window
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import ALICE, gateway_config, message_key, settled_inbound
+from tests.gateway.conftest import (
+    ALICE,
+    MODEL_KEY_ENV,
+    gateway_config,
+    message_key,
+    settled_inbound,
+)
 
 TOKEN = "operator-token-for-tests"
 CAROL = 77  # not on the allowlist: refused
+MODEL_KEY = "sk-test-model-key-0123456789"
+"""The model's key, which Alice pastes into the chat: no page may show it."""
 FILLER = "We went through the plan for the billing migration step by step again. " * 12
 
 
@@ -44,9 +53,15 @@ async def _send(gateway: Gateway, telegram: TelegramEmulator, user: int, text: s
 
 
 @pytest.fixture
-async def night(tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator) -> Config:
+async def night(
+    tmp_path: Path,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Config:
     """A short scripted night: Alice talks, compacts by hand, talks again; Carol is refused;
     an update that is no message is quarantined."""
+    monkeypatch.setenv(MODEL_KEY_ENV, MODEL_KEY)
     config = gateway_config(
         tmp_path,
         anthropic,
@@ -61,7 +76,7 @@ async def night(tmp_path: Path, telegram: TelegramEmulator, anthropic: Anthropic
                 text = f"note {i}: fact #{i} is {i * 7919}. {FILLER}"
                 await _send(gateway, telegram, ALICE, text)
             await _send(gateway, telegram, ALICE, "/compress")
-            await _send(gateway, telegram, ALICE, "what was fact #3?")
+            await _send(gateway, telegram, ALICE, f"what was fact #3? my key is {MODEL_KEY}")
             await _send(gateway, telegram, CAROL, "hello?")
             telegram.push_raw_update("message", "not a message")
             async with asyncio.timeout(10):
@@ -79,13 +94,7 @@ async def dashboard(config: Config) -> AsyncIterator[tuple[httpx.AsyncClient, Re
 
     store = await open_store(database_url(config))
     repo = Repository(store)
-    context = DashboardContext(
-        repo=repo,
-        limits=config.limits,
-        main=chat_model_info(config, config.model.name),
-        platforms=("telegram", "discord"),
-        auth=DashboardAuth(TOKEN),
-    )
+    context = dashboard_context(config, repo, DashboardAuth(TOKEN))
     transport = httpx.ASGITransport(app=create_app(context))
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
@@ -180,6 +189,8 @@ async def test_sessions_page_searches_and_a_session_shows_its_compactions(night:
     assert session_html.count('class="compacted"') == sum(not m.in_context for m in messages)
     assert session_html.count('class="in-context"') == sum(m.in_context for m in messages)
     assert _cell(session_html, "session-cost") == f"${totals.cost_usd:.4f}"
+    assert any(MODEL_KEY in str(m.content) for m in messages), "stored as said"
+    assert MODEL_KEY not in session_html and "my key is ***" in session_html
     day_costs = re.findall(r'id="session-days".*?</table>', session_html, re.S)[0]
     shown = re.findall(r'class="num cost">\$([0-9.]+)<', day_costs)
     assert shown and abs(sum(map(float, shown)) - totals.cost_usd) < 1e-3
