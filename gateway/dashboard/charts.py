@@ -17,6 +17,8 @@ MARGIN_BOTTOM = 28
 MARGIN_TOP = 10
 PALETTE = ("#4e79a7", "#a0cbe8", "#59a14f", "#f28e2b", "#b07aa1", "#e15759", "#76b7b2")
 """Colour-blind-safe enough for six series, in the order the series are given."""
+LABEL_GAP = 3
+"""Categories between two axis labels at the least, so that they do not overlap."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +48,12 @@ def _axis(top: float, fmt: Callable[[float], str]) -> list[str]:
 
 
 def _day_labels(categories: Sequence[str], step: float) -> list[str]:
-    """Every seventh category's label under the bars (the days' ``MM-DD``)."""
+    """Every seventh category's label under the bars (the days' ``MM-DD``), and the last one
+    unless it would touch the one before."""
     parts = []
     for index, category in enumerate(categories):
-        if index % 7 == 0 or index == len(categories) - 1:
+        last = index == len(categories) - 1
+        if index % 7 == 0 or (last and index % 7 >= LABEL_GAP):
             x = MARGIN_LEFT + (index + 0.5) * step
             parts.append(
                 f'<text x="{x:.1f}" y="{HEIGHT - 10}" text-anchor="middle" font-size="10">'

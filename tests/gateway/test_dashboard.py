@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from markupsafe import escape
 from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.config.prices import chat_model_info
@@ -44,7 +45,10 @@ TOKEN = "operator-token-for-tests"
 CAROL = 77  # not on the allowlist: refused
 MODEL_KEY = "sk-test-model-key-0123456789"
 """The model's key, which Alice pastes into the chat: no page may show it."""
-FILLER = "We went through the plan for the billing migration step by step again. " * 12
+FILLER = "We went through the plan for the billing migration step by step again. " * 36
+WINDOW = 16_000
+"""A small window, so that /compress has a head to summarise."""
+NOTES = 12
 
 
 async def _send(gateway: Gateway, telegram: TelegramEmulator, user: int, text: str) -> None:
@@ -67,12 +71,13 @@ async def night(
         anthropic,
         telegram=telegram,
         telegram_settings={"allowed_users": [ALICE], "admin_users": [ALICE]},
+        model_settings={"context_length": WINDOW, "max_tokens": 1024},
     )
     async with open_app(config) as app:
         gateway = Gateway(app, hold_seconds=0.05)
         await gateway.start()
         try:
-            for i in range(8):
+            for i in range(NOTES):
                 text = f"note {i}: fact #{i} is {i * 7919}. {FILLER}"
                 await _send(gateway, telegram, ALICE, text)
             await _send(gateway, telegram, ALICE, "/compress")
@@ -185,7 +190,12 @@ async def test_sessions_page_searches_and_a_session_shows_its_compactions(night:
         assert f'data-trigger="{compaction.trigger}" data-outcome="{compaction.outcome}"' in (
             session_html
         )
-    assert any(c.trigger == "manual" for c in compactions)
+    assert {c.trigger for c in compactions} >= {"manual", "agent"}
+    summarized = [c for c in compactions if c.outcome == "summarized"]
+    assert summarized and all(c.summary for c in summarized)
+    for compaction in summarized:
+        assert str(escape(compaction.summary or ""))[:200] in session_html
+    assert any(not m.in_context for m in messages)
     assert session_html.count('class="compacted"') == sum(not m.in_context for m in messages)
     assert session_html.count('class="in-context"') == sum(m.in_context for m in messages)
     assert _cell(session_html, "session-cost") == f"${totals.cost_usd:.4f}"
