@@ -63,6 +63,20 @@ ensure_postgres() {
   fi
 }
 
+ensure_chromium() {
+  # The dashboard's browser test drives Debian's chromium through its chromedriver.
+  if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+    return
+  fi
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "installing chromium for the dashboard's browser test (apt-get)..."
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "warning: chromium not found; install 'chromium chromium-driver' for the browser test" >&2
+  fi
+}
+
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 
 case "${1:-}" in
@@ -75,6 +89,7 @@ case "${1:-}" in
   test)
     setup
     ensure_postgres
+    ensure_chromium
     shift
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .

@@ -220,6 +220,7 @@ async def run_demo(turns: int | None = None) -> int:
             await _report(
                 app, gateway, telegram, anthropic, timeline, time.perf_counter() - started
             )
+            print(f"Data kept in {home}; look at it with: hermes dashboard --home {home}")
     finally:
         await telegram.stop()
         await anthropic.stop()

@@ -1,5 +1,5 @@
 """The ``hermes`` command line: chat, gateway, demo, sessions, plugins, db, config, doctor,
-backup, restore, health."""
+backup, restore, health, users, usage, dashboard."""
 
 from __future__ import annotations
 
@@ -108,6 +108,17 @@ def _parser() -> argparse.ArgumentParser:
     usage = sub.add_parser("usage", parents=[common], help="cost per user, day or model")
     usage.add_argument("--by", choices=["user", "day", "model"], default="user")
     usage.add_argument("--days", type=int, default=30, help="the last N UTC days (default 30)")
+    dashboard = sub.add_parser(
+        "dashboard", parents=[common], help="web pages and /metrics over the stored data"
+    )
+    dashboard.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1 (loopback)")
+    dashboard.add_argument("--port", type=int, default=8787, help="default: 8787")
+    dashboard.add_argument(
+        "--allow-remote", action="store_true", help="allow a --host that is not loopback"
+    )
+    dashboard.add_argument(
+        "--home", metavar="DIR", help="the data directory to show (default: $HERMES_HOME)"
+    )
     return parser
 
 
@@ -131,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if getattr(args, "home", None):
+        os.environ["HERMES_HOME"] = args.home  # before the configuration is looked for there
     from gateway.config.schema import ConfigError, load_config
 
     try:
@@ -377,6 +390,14 @@ async def _usage(config: Config, args: argparse.Namespace) -> int:
     return await usage_command(config, args)
 
 
+async def _dashboard(config: Config, args: argparse.Namespace) -> int:
+    from gateway.dashboard.server import serve_dashboard
+    from gateway.runtime.app import configure_logging
+
+    configure_logging(config)
+    return await serve_dashboard(config, args.host, args.port, allow_remote=args.allow_remote)
+
+
 _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "chat": _chat,
     "gateway": _gateway,
@@ -391,6 +412,7 @@ _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, 
     "health": _health,
     "users": _users,
     "usage": _usage,
+    "dashboard": _dashboard,
 }
 
 if __name__ == "__main__":

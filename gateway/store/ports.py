@@ -18,7 +18,8 @@ Protocols for one consumer each:
 * :class:`RecorderStore`: a session's recorder (:mod:`gateway.sessions.recorder`);
 * :class:`SessionStore`: opening a session and billing auxiliary calls
   (:mod:`gateway.sessions.runtime`, :mod:`gateway.sessions.services`);
-* :class:`CommandStore`: the chat commands (:mod:`gateway.commands`).
+* :class:`CommandStore`: the chat commands (:mod:`gateway.commands`);
+* :class:`DashboardStore`: the operators' pages and ``/metrics`` (:mod:`gateway.dashboard`).
 
 :class:`ServicesStore` is the last four together: the store as
 :class:`~gateway.sessions.services.AgentServices` carries it to the sessions and to the
@@ -41,15 +42,19 @@ if TYPE_CHECKING:
         CompactionRecord,
         InboundLink,
         InboundRecord,
+        MessageRecord,
         ReplyRecord,
         SessionRecord,
         UsageGroup,
     )
+    from gateway.store.repository_dashboard import DayUsageGroup, SessionListing, UserDaySpend
+    from gateway.store.repository_dead_letters import DeadLetterRecord
     from gateway.store.repository_forget import ForgetReport, OwnedData
     from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
 
 __all__ = [
     "CommandStore",
+    "DashboardStore",
     "DeliveryStore",
     "GatewayStore",
     "LiveMessageStore",
@@ -284,3 +289,61 @@ class ServicesStore(
     """The store as the shared services carry it: to each session (opening it, its
     recorder, its memory) and to the commands and the ``/usage`` report, which reach it
     through them."""
+
+
+@runtime_checkable
+class DashboardStore(Protocol):
+    """What the operators' pages read (spend, sessions, users, totals) and the one thing they
+    change: an access decision, as ``/allow``, ``/deny`` and ``hermes users`` store it."""
+
+    async def usage_groups_by_day(
+        self, since: datetime, session_id: int | None = ...
+    ) -> list[DayUsageGroup]: ...
+
+    async def compactions_since(self, since: datetime) -> list[CompactionRecord]: ...
+
+    async def usage_by(
+        self, grouping: UsageGrouping, since: datetime, user_key: str | None = ...
+    ) -> list[SpendRow]: ...
+
+    async def spend_since(self, since: datetime, user_key: str | None = ...) -> float: ...
+
+    async def spend_by_user_and_day(self, since: datetime) -> list[UserDaySpend]: ...
+
+    async def search_sessions(
+        self, text: str = ..., *, limit: int = ...
+    ) -> list[SessionListing]: ...
+
+    async def get_session(self, session_id: int) -> SessionRecord | None: ...
+
+    async def all_messages(self, session_id: int) -> list[MessageRecord]: ...
+
+    async def usage_breakdown(self, session_id: int) -> list[UsageGroup]: ...
+
+    async def list_compactions(self, session_id: int) -> list[CompactionRecord]: ...
+
+    async def access_records(self, platform: str | None = ...) -> list[AccessRecord]: ...
+
+    async def set_access(
+        self,
+        platform: str,
+        *,
+        user_id: str | None = ...,
+        username: str | None = ...,
+        access: Access,
+        set_by: str,
+    ) -> None: ...
+
+    async def inbound_counts(self) -> dict[tuple[str, str], int]: ...
+
+    async def compaction_counts(self) -> dict[tuple[str, str], int]: ...
+
+    async def count_dead_letters(self, platform: str | None = ...) -> int: ...
+
+    async def list_dead_letters(self, limit: int = ...) -> list[DeadLetterRecord]: ...
+
+    async def delete_dead_letter(self, letter_id: int) -> bool: ...
+
+    async def failed_inbound(self, limit: int = ...) -> list[InboundRecord]: ...
+
+    async def schema_revisions(self) -> frozenset[str] | None: ...

@@ -12,6 +12,7 @@
 * replies (``repository_replies``): replies planned part by part, closing what they answer;
 * catch-up (``repository_catchup``): where a platform's history replay starts;
 * dead letters (``repository_dead_letters``): quarantined updates;
+* dashboard (``repository_dashboard``): sums over the whole store for the operators' pages;
 * export (``repository_export``): a session as JSON-safe dicts;
 * memory (``repository_memory``): each user's (or group chat's) remembered entries.
 
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from gateway.store.repository_base import NotFoundError, StoreError
 from gateway.store.repository_catchup import CatchUpQueries
+from gateway.store.repository_dashboard import DashboardQueries
 from gateway.store.repository_dead_letters import DeadLetterQueries
 from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_forget import ForgetQueries
@@ -67,6 +69,7 @@ class Repository(
     CatchUpQueries,
     DeadLetterQueries,
     LiveMessageQueries,
+    DashboardQueries,
     MemoryQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
@@ -86,7 +89,8 @@ if TYPE_CHECKING:
         ports.GatewayStore,
         ports.UserStore,
         ports.ServicesStore,
+        ports.DashboardStore,
     ]:
         """mypy checks here that the repository implements each port (``ServicesStore``
         includes the session, recorder, report and command ports)."""
-        return repo, repo, repo, repo, repo
+        return repo, repo, repo, repo, repo, repo

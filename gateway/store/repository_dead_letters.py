@@ -1,8 +1,10 @@
-"""Quarantined updates (the dead-letter table): keeping them, counting them, and deleting
-them: those older than the retention period, and a forgotten user's."""
+"""Quarantined updates (the dead-letter table): keeping them, counting and listing them, and
+deleting them: one an operator looked at, those older than the retention period, and a
+forgotten user's."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
@@ -13,6 +15,19 @@ from gateway.store.repository_base import RepositoryBase
 from gateway.store.tables import DeadLetterRow, utcnow
 
 dead_letters_table = cast(Table, DeadLetterRow.__table__)
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetterRecord:
+    """A quarantined update as kept: its reason and its raw JSON."""
+
+    id: int
+    platform: str
+    ref: str | None
+    reason: str
+    detail: str
+    raw: str
+    received_at: datetime
 
 
 class DeadLetterQueries(RepositoryBase):
@@ -50,6 +65,25 @@ class DeadLetterQueries(RepositoryBase):
             query = query.where(DeadLetterRow.platform == platform)
         async with self._reading() as session:
             return int(await session.scalar(query) or 0)
+
+    async def list_dead_letters(self, limit: int = 100) -> list[DeadLetterRecord]:
+        """The newest quarantined updates first."""
+        query = select(DeadLetterRow).order_by(DeadLetterRow.id.desc()).limit(limit)
+        async with self._reading() as session:
+            rows = (await session.scalars(query)).all()
+        return [
+            DeadLetterRecord(r.id, r.platform, r.ref, r.reason, r.detail, r.raw, r.received_at)
+            for r in rows
+        ]
+
+    async def delete_dead_letter(self, letter_id: int) -> bool:
+        """Delete one quarantined update; False when there was none with this id."""
+
+        def delete_one(connection: Connection) -> bool:
+            done = connection.execute(delete(DeadLetterRow).where(DeadLetterRow.id == letter_id))
+            return bool(done.rowcount)
+
+        return await self._write(delete_one)
 
     async def prune_dead_letters(self, before: datetime) -> int:
         """Delete the updates quarantined before ``before``; returns how many."""

@@ -19,6 +19,8 @@ from gateway.store.tables import ApiUsageRow, UserAccessRow, utcnow
 
 Access = Literal["allow", "deny"]
 UsageGrouping = Literal["user", "day", "model"]
+NO_USER = "(no user)"
+"""The user group of calls made for no one (summaries outside a user's turn)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +120,9 @@ class UserQueries(RepositoryBase):
         self, grouping: UsageGrouping, since: datetime, user_key: str | None = None
     ) -> list[SpendRow]:
         """Usage since ``since`` per user, per UTC day or per model (one user's, or all)."""
-        day = func.substr(func.cast(ApiUsageRow.created_at, String()), 1, 10)
         column: Any = {
-            "user": func.coalesce(ApiUsageRow.user_key, "(no user)"),
-            "day": day,
+            "user": user_group(),
+            "day": utc_day(),
             "model": ApiUsageRow.model,
         }[grouping]
         query = (
@@ -146,6 +147,16 @@ class UserQueries(RepositoryBase):
             SpendRow(str(g), int(c), int(i), int(o), int(r), int(w), float(cost))
             for g, c, i, o, r, w, cost in rows
         ]
+
+
+def utc_day() -> Any:
+    """A call's UTC day (``YYYY-MM-DD``) as SQL: the day groups of ``hermes usage --by day``."""
+    return func.substr(func.cast(ApiUsageRow.created_at, String()), 1, 10)
+
+
+def user_group() -> Any:
+    """A call's user as SQL (``(no user)`` for calls made for no one)."""
+    return func.coalesce(ApiUsageRow.user_key, NO_USER)
 
 
 def _access(value: str) -> Access:

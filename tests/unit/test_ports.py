@@ -31,6 +31,7 @@ STORE_PORTS = [
     ports.SessionStore,
     ports.CommandStore,
     ports.ServicesStore,
+    ports.DashboardStore,
 ]
 ADAPTER_PARTS = [MessageSource, ReplySender, LiveSender]
 ADAPTER_CLASSES = [PlatformAdapter, TelegramAdapter, DiscordAdapter, MemoAdapter]

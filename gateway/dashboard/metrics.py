@@ -1,0 +1,106 @@
+"""``/metrics``: the store's totals in the Prometheus text format.
+
+The totals are read from the database at each scrape, so a restarted daemon or a standalone
+``hermes dashboard`` reports the same counters as the database holds. Series from the running
+daemon alone (latency histograms, queue depth, memory) are not here yet.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from agent.model_table import ModelInfo
+from gateway.reports.usage import spend
+from gateway.store.ports import DashboardStore
+from gateway.store.records import UsageTotals
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+INBOUND_OUTCOMES = {"done": "answered", "refused": "refused", "failed": "failed"}
+"""Inbound statuses counted as a series of their own (``hermes_messages_<name>_total``)."""
+
+
+class _Snapshot(Collector):
+    """Metric families computed beforehand (the store is read asynchronously, a collector's
+    ``collect`` is not)."""
+
+    def __init__(self, families: Iterable[Metric]) -> None:
+        self._families = list(families)
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._families
+
+
+def _message_families(inbound: dict[tuple[str, str], int]) -> list[Metric]:
+    received = CounterMetricFamily(
+        "hermes_messages_received",
+        "Platform messages recorded in the inbound table",
+        labels=["platform"],
+    )
+    per_platform: dict[str, int] = defaultdict(int)
+    for (platform, _), count in inbound.items():
+        per_platform[platform] += count
+    for platform, count in sorted(per_platform.items()):
+        received.add_metric([platform], count)
+    families: list[Metric] = [received]
+    for status, name in INBOUND_OUTCOMES.items():
+        family = CounterMetricFamily(
+            f"hermes_messages_{name}", f"Inbound messages with status {status}", labels=["platform"]
+        )
+        for platform in sorted(per_platform):
+            family.add_metric([platform], inbound.get((platform, status), 0))
+        families.append(family)
+    return families
+
+
+def _usage_families(totals: UsageTotals, costs: Iterable[tuple[str, float]]) -> list[Metric]:
+    tokens = CounterMetricFamily("hermes_tokens", "Tokens of every model call", labels=["kind"])
+    for kind, value in (
+        ("uncached_input", totals.input_tokens),
+        ("cache_read", totals.cache_read_tokens),
+        ("cache_write", totals.cache_write_tokens),
+        ("output", totals.output_tokens),
+    ):
+        tokens.add_metric([kind], value)
+    cost = CounterMetricFamily(
+        "hermes_cost_usd", "Recorded cost in USD by bucket (as /usage splits it)", labels=["bucket"]
+    )
+    for bucket, usd in costs:
+        cost.add_metric([bucket], usd)
+    calls = CounterMetricFamily("hermes_model_calls", "Model calls recorded")
+    calls.add_metric([], totals.calls)
+    hit = GaugeMetricFamily(
+        "hermes_cache_hit_ratio", "Share of all prompt tokens read from the prompt cache"
+    )
+    hit.add_metric([], totals.cache_hit_rate)
+    return [tokens, cost, calls, hit]
+
+
+async def metrics_text(repo: DashboardStore, main: ModelInfo) -> bytes:
+    """The Prometheus exposition of the store's totals."""
+    grouped = await repo.usage_groups_by_day(EPOCH)
+    groups = [g.group for g in grouped]
+    totals = sum((g.totals for g in groups), UsageTotals())
+    compactions = CounterMetricFamily(
+        "hermes_compactions", "Compaction attempts", labels=["trigger", "outcome"]
+    )
+    for (trigger, outcome), count in sorted((await repo.compaction_counts()).items()):
+        compactions.add_metric([trigger, outcome], count)
+    quarantined = GaugeMetricFamily(
+        "hermes_quarantined_updates", "Updates kept in quarantine (dead_letters)"
+    )
+    quarantined.add_metric([], await repo.count_dead_letters())
+    families = [
+        *_message_families(await repo.inbound_counts()),
+        *_usage_families(totals, spend(groups, main).items()),
+        compactions,
+        quarantined,
+    ]
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Snapshot(families))
+    return generate_latest(registry)
