@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agent.tools.registry import Tool, ToolError, ToolRegistry
+from agent.tools.web import WebToolSettings, web_tools
 
 MAX_EXPONENT = 1_000
 MAX_EXPRESSION_CHARS = 500
@@ -122,13 +123,13 @@ BUILTIN_TOOLS: dict[str, Tool] = {
 }
 
 
-def build_registry(names: list[str]) -> ToolRegistry:
-    """A registry with the named built-in tools; an unknown name is a ValueError."""
+def build_registry(names: list[str], web: WebToolSettings | None = None) -> ToolRegistry:
+    """A registry with the named built-in tools (the web tools bound to ``web``, by default
+    public addresses only and no search provider); an unknown name is a ValueError."""
+    available = {**BUILTIN_TOOLS, **web_tools(web or WebToolSettings())}
     registry = ToolRegistry()
     for name in names:
-        if name not in BUILTIN_TOOLS:
-            raise ValueError(
-                f"unknown tool {name!r} (built-ins: {', '.join(sorted(BUILTIN_TOOLS))})"
-            )
-        registry.add(BUILTIN_TOOLS[name])
+        if name not in available:
+            raise ValueError(f"unknown tool {name!r} (built-ins: {', '.join(sorted(available))})")
+        registry.add(available[name])
     return registry

@@ -44,6 +44,7 @@ from gateway.settings.secrets import MissingSecretError as MissingSecretError
 from gateway.settings.secrets import require_secret as require_secret
 from gateway.settings.sections import PlatformSection as PlatformSection  # re-exported
 from gateway.settings.sections import Section as _Section
+from gateway.settings.web import WebSettings as WebSettings
 
 
 def _fraction(value: float) -> float:
@@ -241,6 +242,7 @@ class Config(_Section):
     media: MediaSettings = Field(default_factory=MediaSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
 
     source: str = Field(default="built-in defaults", exclude=True)
 

@@ -11,6 +11,7 @@ from sqlalchemy.exc import ArgumentError
 from gateway.config.schema import Config
 from gateway.platforms.registry import PLATFORMS
 from gateway.settings.mcp import mcp_secret_env_names
+from gateway.settings.web import web_secret_env_names
 from gateway.text.redaction import LogSanitizer, install_sanitizer
 
 
@@ -20,6 +21,7 @@ def configured_secret_env_names(config: Config) -> set[str]:
     for section in PLATFORMS.sections(config).values():
         names.update(section.secret_env_names())
     names.update(mcp_secret_env_names(config.mcp))
+    names.update(web_secret_env_names(config.web))
     auxiliary = config.auxiliary.compression.api_key_env
     if auxiliary:
         names.add(auxiliary)

@@ -187,7 +187,7 @@ class SessionRuntime:
     def _tools(self) -> ToolRegistry:
         """The configured built-ins, and the memory tool when the session has a memory."""
         config = self.services.config
-        tools = build_registry(config.agent.tools)
+        tools = build_registry(config.agent.tools, web=config.web.tool_settings())
         for provider in self.services.tool_providers:
             tools.add_provider(provider)
         if self.memory_owner is not None:
