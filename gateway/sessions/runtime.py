@@ -22,6 +22,7 @@ from agent.reply_stream import ReplyObserver
 from agent.session_context import SessionContext
 from agent.tools import ToolRegistry, build_registry
 from agent.tools.memory_tool import memory_tool
+from agent.tools.recall_tool import recall_tool
 from agent.types import (
     CompactionResult,
     Message,
@@ -185,7 +186,8 @@ class SessionRuntime:
         return self.record.id
 
     def _tools(self) -> ToolRegistry:
-        """The configured built-ins, and the memory tool when the session has a memory."""
+        """The configured built-ins, and the memory and recall tools when the session has a
+        memory."""
         config = self.services.config
         tools = build_registry(config.agent.tools)
         for provider in self.services.tool_providers:
@@ -193,6 +195,7 @@ class SessionRuntime:
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
+            tools.add(recall_tool(self.services.repo, self.memory_owner, self.record.id))
         return tools
 
     async def _system_prompt(self) -> str:

@@ -13,7 +13,8 @@
 * catch-up (``repository_catchup``): where a platform's history replay starts;
 * dead letters (``repository_dead_letters``): quarantined updates;
 * export (``repository_export``): a session as JSON-safe dicts;
-* memory (``repository_memory``): each user's (or group chat's) remembered entries.
+* memory (``repository_memory``): each user's (or group chat's) remembered entries;
+* recall (``repository_recall``): searching the earlier sessions an owner may see.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -37,6 +38,7 @@ from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_live import LiveMessageQueries
 from gateway.store.repository_memory import MemoryQueries
 from gateway.store.repository_messages import MessageQueries
+from gateway.store.repository_recall import RecallQueries
 from gateway.store.repository_replies import ReplyQueries
 from gateway.store.repository_sessions import (
     DEFAULT_ENGINE,
@@ -68,6 +70,7 @@ class Repository(
     DeadLetterQueries,
     LiveMessageQueries,
     MemoryQueries,
+    RecallQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 
