@@ -31,6 +31,7 @@ def build_engine(
         summary_context_length=route.context_length,
         archive=services.archive,
         clock=(clock or SessionClock()).now,
+        collect_durable_facts=config.memory.enabled and config.memory.flush_on_compaction,
     )
     return load_context_engine(
         name, ctx, project_root=services.project_root, hermes_home=services.home

@@ -14,7 +14,7 @@ from typing import Any
 
 from agent.engines.context_engine import ContextEngine
 from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
-from agent.memory import MemoryOwner, with_memory
+from agent.memory import MemoryOwner, merge_facts, with_memory
 from agent.policy.scheduler import CompactionScheduler
 from agent.policy.session_clock import SENT_AT_KEY, SessionClock
 from agent.policy.session_policy import SessionPolicy
@@ -154,6 +154,7 @@ class SessionRuntime:
             recorder,
             self.model.provider.open_session(),
             system_prompt=self._system_prompt if self.memory_owner else None,
+            keep_facts=self._keep_facts if config.memory.flush_on_compaction else None,
         )
         """The context and every change of it (stored as it happens)."""
         tools = self._tools()
@@ -204,6 +205,14 @@ class SessionRuntime:
             return self._base_prompt
         entries = await self.services.repo.list_memories(self.memory_owner)
         return with_memory(self._base_prompt, entries)
+
+    async def _keep_facts(self, facts: list[str]) -> None:
+        """Merge a compaction's durable facts into the session owner's memory."""
+        if self.memory_owner is None:
+            return
+        limit = self.services.config.memory.max_chars_per_user
+        added = await merge_facts(self.services.repo, self.memory_owner, facts, limit)
+        log.debug("session %s: %d fact(s) from a compaction kept", self.session_id, len(added))
 
     def _cache_ttl(self) -> str:
         """The tier of the session's requests now: fixed, or chosen from its message times."""
