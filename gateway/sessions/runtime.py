@@ -240,7 +240,10 @@ class SessionRuntime:
         clock = SessionClock.measured_by(context, services.elapsed)
         model = services.models.get(record.model)
         billing = Billing(record.id, address.user_key)
-        engine = build_engine(services, engine_name, clock, model.context_length, billing)
+        has_memory = services.config.memory.enabled and address.memory_owner is not None
+        engine = build_engine(
+            services, engine_name, clock, model.context_length, billing, has_memory=has_memory
+        )
         await engine.on_session_start(
             record.id, engine.state_type.from_json(record.engine_state or {})
         )
@@ -400,6 +403,7 @@ class SessionRuntime:
             self.clock,
             self.model.context_length,
             self.billing,
+            has_memory=self.memory_owner is not None,
         )
         copy.load_state(self.engine.get_state())
         copy.restore_prompt_size(self.engine.current_prompt_tokens)

@@ -69,3 +69,16 @@ async def test_without_the_flush_a_compaction_leaves_memory_alone(
     assert compacted.startswith("Compacted:"), compacted
     assert len(requests) == 1 and "<durable-facts>" not in requests[0]
     assert listing == "I remember nothing yet. Ask me to remember something."
+
+
+async def test_the_lossless_engine_flushes_a_fact_into_memory_too(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    lcm = {"fresh_tail_count": 2, "fresh_tail_tokens": 100, "leaf_chunk_tokens": 2_000}
+    sections = {"context": {"engine": "lcm", "lcm": lcm}}
+    async with run_gateway(telegram=telegram, **{**COMPACTING, "sections": sections}) as gateway:
+        compacted = await chat_then_compress(gateway, telegram, START)
+        listing = await memory_listing(gateway, telegram, START + 200)
+    assert compacted.startswith("Compacted:"), compacted
+    assert any("<durable-facts>" in r for r in summary_requests(anthropic))
+    assert listing == "What I remember about you:\n1. My dog is called Rex"
