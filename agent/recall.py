@@ -8,6 +8,7 @@ quoted in a group and nobody reads another person's conversation.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -40,6 +41,19 @@ class RecallStore(Protocol):
         """Said user and assistant messages matching ``query`` in the sessions ``owner`` may
         see (a user: the chats they have written in; a group chat: its own), best first;
         messages in the context of ``current_session`` are left out (the model has them)."""
+
+
+def _folded(text: str) -> str:
+    """Text as full-text search compares it: case and accents ignored."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def says_any_word(text: str, query: str) -> bool:
+    """Whether ``text`` itself contains a word of ``query`` (a message may match the search by
+    its tool calls only, which are no conversation to quote)."""
+    folded = _folded(text)
+    return any(_folded(word) in folded for word in query_words(query))
 
 
 def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:

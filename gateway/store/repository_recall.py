@@ -1,6 +1,7 @@
 """Recall: the full-text search over an owner's earlier sessions, limited to what they may see.
 
-A person sees the chats they have written in on that platform (an inbound message of theirs
+Only what was said is quoted (a message's text, not its tool calls: an earlier ``recall`` call
+would otherwise find itself). A person sees the chats they have written in on that platform (an inbound message of theirs
 there makes them a member): their private chats and the groups they are in, never another
 person's private chat. A group chat sees its own sessions only, so recall in a group never quotes
 anyone's private conversation. The search itself is the store's message search
@@ -15,7 +16,8 @@ from sqlalchemy import Select, select
 
 from agent.engines.message_archive import MessageHit
 from agent.memory import MemoryOwner
-from agent.recall import RecallHit
+from agent.recall import RecallHit, says_any_word
+from agent.types import content_text
 from gateway.store.archive import StoreArchive
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.tables import InboundRow, MessageRow, SessionRow
@@ -61,7 +63,11 @@ class RecallQueries(RepositoryBase):
         hits = await archive.search_messages(
             query, session_ids, limit * 3 + len(in_context), skip=_skipping(in_context)
         )
-        hits = hits[:limit]
+        said = {
+            m.id: content_text(m.message.get("content"))
+            for m in await archive.messages_by_id([hit.id for hit in hits])
+        }
+        hits = [hit for hit in hits if says_any_word(said.get(hit.id, ""), query)][:limit]
         if not hits:
             return []
         started_query = select(SessionRow.id, SessionRow.created_at).where(
@@ -76,7 +82,7 @@ class RecallQueries(RepositoryBase):
                 hit.id,
                 hit.role,
                 hit.created_at,
-                hit.text,
+                said[hit.id],
             )
             for hit in hits
         ]

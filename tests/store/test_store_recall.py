@@ -79,6 +79,26 @@ async def test_group_messages_are_recalled_by_its_members_and_by_the_group_only(
     assert {h.session_id for h in in_group} >= {group}
 
 
+async def test_only_what_was_said_is_quoted_not_a_tool_call_that_mentions_the_words(
+    any_repo: Repository,
+) -> None:
+    session = await _said(any_repo, "7", "7", ["Where did I park the bike?"], 1)
+    call = {
+        "id": "call1",
+        "type": "function",
+        "function": {"name": "recall", "arguments": '{"query": "bike parking"}'},
+    }
+    looked = [
+        {"role": "assistant", "content": "Let me look.", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call1", "content": "bike parking: nothing"},
+    ]
+    await any_repo.append_messages(session, looked, [5, 5])
+
+    found = await any_repo.recall_messages(ALICE, "bike", 10)
+
+    assert [(h.role, h.text) for h in found] == [("user", "Where did I park the bike?")]
+
+
 async def test_the_recall_tool_answers_dated_snippets_with_their_session(
     any_repo: Repository,
 ) -> None:
