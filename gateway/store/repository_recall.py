@@ -1,11 +1,12 @@
 """Recall: the full-text search over an owner's earlier sessions, limited to what they may see.
 
-Only what was said is quoted (a message's text, not its tool calls: an earlier ``recall`` call
-would otherwise find itself). A person sees the chats they have written in on that platform (an inbound message of theirs
+A person sees the chats they have written in on that platform (an inbound message of theirs
 there makes them a member): their private chats and the groups they are in, never another
 person's private chat. A group chat sees its own sessions only, so recall in a group never quotes
-anyone's private conversation. The search itself is the store's message search
-(:meth:`gateway.store.archive.StoreArchive.search_messages`), the same on SQLite and PostgreSQL.
+anyone's private conversation. Only what was said is quoted: a message's text, not its tool calls
+(an earlier ``recall`` call would otherwise find itself). The search itself is the store's message
+search (:meth:`gateway.store.archive.StoreArchive.search_messages`), the same on SQLite and
+PostgreSQL.
 """
 
 from __future__ import annotations
