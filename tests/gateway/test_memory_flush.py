@@ -8,7 +8,7 @@ from typing import Any
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, GatewayFactory
-from tests.gateway.test_memory import START, say
+from tests.gateway.test_memory import BOT, GROUP, START, say
 
 FILLER = "Tell me more about sailing. " + "knots and sails " * 30
 REMEMBER = "Please remember that my dog is called Rex"
@@ -29,17 +29,25 @@ def summary_requests(anthropic: AnthropicEmulator) -> list[str]:
     ]
 
 
-async def chat_then_compress(gateway: Any, telegram: TelegramEmulator, at: int) -> str:
+IN_GROUP = {"chat_type": "supergroup", "user_id": ALICE}
+
+
+async def chat_then_compress(
+    gateway: Any, telegram: TelegramEmulator, at: int, chat: int = ALICE, **where: Any
+) -> str:
     """A few turns around the fact (after the protected head), then ``/compress``; its answer."""
+    mention = f"{BOT} " if where else ""
     for n, text in enumerate([FILLER, FILLER, REMEMBER, FILLER, FILLER]):
-        await say(gateway, telegram, ALICE, text, at + 10 * n)
-    await say(gateway, telegram, ALICE, "/compress sailing", at + 100)
-    return str(telegram.sent_messages(ALICE)[-1]["text"])
+        await say(gateway, telegram, chat, mention + text, at + 10 * n, **where)
+    await say(gateway, telegram, chat, "/compress sailing", at + 100, **where)
+    return str(telegram.sent_messages(chat)[-1]["text"])
 
 
-async def memory_listing(gateway: Any, telegram: TelegramEmulator, at: int) -> str:
-    await say(gateway, telegram, ALICE, "/memory", at)
-    return str(telegram.sent_messages(ALICE)[-1]["text"])
+async def memory_listing(
+    gateway: Any, telegram: TelegramEmulator, at: int, chat: int = ALICE, **where: Any
+) -> str:
+    await say(gateway, telegram, chat, "/memory", at, **where)
+    return str(telegram.sent_messages(chat)[-1]["text"])
 
 
 async def test_a_compaction_keeps_a_fact_of_the_summarised_part_in_memory_once(
@@ -82,3 +90,15 @@ async def test_the_lossless_engine_flushes_a_fact_into_memory_too(
     assert compacted.startswith("Compacted:"), compacted
     assert any("<durable-facts>" in r for r in summary_requests(anthropic))
     assert listing == "What I remember about you:\n1. My dog is called Rex"
+
+
+async def test_a_group_compaction_keeps_the_fact_in_the_groups_memory_not_the_users(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    async with run_gateway(telegram=telegram, **options(flush=True)) as gateway:
+        compacted = await chat_then_compress(gateway, telegram, START, GROUP, **IN_GROUP)
+        groups = await memory_listing(gateway, telegram, START + 200, GROUP, **IN_GROUP)
+        alices = await memory_listing(gateway, telegram, START + 210)
+    assert compacted.startswith("Compacted:"), compacted
+    assert groups == "What I remember for this group:\n1. My dog is called Rex"
+    assert alices == "I remember nothing yet. Ask me to remember something."
