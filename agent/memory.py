@@ -80,3 +80,36 @@ def with_memory(system_prompt: str, entries: list[MemoryEntry]) -> str:
 def used_chars(entries: list[MemoryEntry]) -> int:
     """How much of the owner's memory budget the entries take (their text lengths)."""
     return sum(len(entry.text) for entry in entries)
+
+
+def _comparable(text: str) -> str:
+    """A fact as compared for duplicates: case, spacing and a final full stop ignored."""
+    return " ".join(text.casefold().split()).rstrip(".!")
+
+
+def new_facts(entries: list[MemoryEntry], facts: list[str], max_chars: int) -> list[str]:
+    """Of ``facts``, those to add to ``entries``: not already there (nor within an entry), each
+    once, in order, while they fit ``max_chars`` in all (a fact that does not fit is left out)."""
+    known = [_comparable(entry.text) for entry in entries]
+    room = max_chars - used_chars(entries)
+    chosen: list[str] = []
+    for fact in facts:
+        text = " ".join(fact.split())
+        key = _comparable(text)
+        if not key or any(key == seen or key in seen for seen in known) or len(text) > room:
+            continue
+        chosen.append(text)
+        known.append(key)
+        room -= len(text)
+    return chosen
+
+
+async def merge_facts(
+    store: MemoryStore, owner: MemoryOwner, facts: list[str], max_chars: int
+) -> list[MemoryEntry]:
+    """Add the durable facts of a compaction to ``owner``'s memory without duplicates, within
+    ``max_chars``; returns the entries added."""
+    if not facts:
+        return []
+    chosen = new_facts(await store.list_memories(owner), facts, max_chars)
+    return [await store.add_memory(owner, text) for text in chosen]

@@ -43,6 +43,10 @@ SystemPromptSource = Callable[[], Awaitable[str]]
 the memory); read only where the prompt cache is cold anyway."""
 
 
+FactKeeper = Callable[[list[str]], Awaitable[object]]
+"""Keeps a compaction's durable facts (the host merges them into the owner's memory)."""
+
+
 class SessionContext:
     """The messages the model sees next (system prompt first), kept in step with the store."""
 
@@ -53,6 +57,7 @@ class SessionContext:
         recorder: TurnRecorder,
         provider_session: ProviderSession,
         system_prompt: SystemPromptSource | None = None,
+        keep_facts: FactKeeper | None = None,
     ) -> None:
         self.messages = messages
         """The context itself, changed in place (the host holds the same list)."""
@@ -62,6 +67,8 @@ class SessionContext:
         """The provider's per-session request state (the converted history, kept across calls)."""
         self.system_prompt = system_prompt
         """Where a fresh system prompt comes from at cold points (None: it never changes)."""
+        self.keep_facts = keep_facts
+        """Where a compaction's durable facts go (None: they are not kept)."""
         self._untold: list[CompactionResult] = []
 
     @property
@@ -89,12 +96,15 @@ class SessionContext:
 
     async def apply(self, result: CompactionResult) -> None:
         """Persist ``result``, make its messages the context (in place) and take its size as
-        the prompt's until the next response reports the real one."""
+        the prompt's until the next response reports the real one. Its durable facts are
+        kept first, so the fresh system prompt's memory snapshot already holds them."""
         note_stored_ids(unstored(result.messages), await self.recorder.record_compaction(result))
         self.messages[:] = result.messages
         self.provider_session.reset()
         self.engine.note_compaction(result)
         self._untold.append(result)
+        if result.durable_facts and self.keep_facts is not None:
+            await self.keep_facts(result.durable_facts)
         await self.refresh_system_prompt()  # the prefix is rewritten anyway
 
     async def refresh_system_prompt(self) -> bool:

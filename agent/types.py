@@ -7,7 +7,7 @@ travels between the provider, the loop, the context engines and the gateway is h
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Self, TypedDict
 
 Message = dict[str, Any]
@@ -241,6 +241,11 @@ class CompactionResult:
     """Set by the context policy on its compactions: the prompt cost it expects to save over
     the visit, and (``estimated_cost_usd``) what it expected the summary to cost."""
     estimated_cost_usd: float | None = None
+    durable_facts: list[str] = field(default_factory=list)
+    """Facts worth keeping beyond this session (names, preferences, decisions, standing
+    instructions) that the summary request found in the compacted part, when the host asked for
+    them (:attr:`agent.engines.context_engine.EngineContext.collect_durable_facts`); the host
+    merges them into the owner's memory. Any engine may fill it."""
 
 
 @dataclass(frozen=True, slots=True)

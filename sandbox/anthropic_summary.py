@@ -5,6 +5,10 @@ the lines of the request (system and messages) that look like facts (they mentio
 "fact", or contain a digit), deduplicated; when the summary would not fit ``max_tokens`` the
 oldest facts are dropped first, so the newest survive and the limit is never exceeded. The fixed
 wording contains no digits, so a summary fed into the next compaction does not breed new "facts".
+
+When the request also asks for durable facts (its instructions mention the ``<durable-facts>``
+tag), the summary is followed by that section: every user line of the conversation that asks to
+remember something, as the fact itself ("[user]: Please remember that X" gives "X").
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ FILE_PATTERN = re.compile(
     r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.(?:py|md|txt|yaml|yml|json|toml|cfg|ini|sql|sh|js|ts)\b"
 )
 NONE_RECORDED = "- None recorded."
+FACTS_OPEN = "<durable-facts>"
+FACTS_CLOSE = "</durable-facts>"
+USER_TAG = "[user]:"
+REMEMBER_REQUEST = re.compile(r"^(?:please\s+)?remember\s*(?:that\b|:)?\s*", re.IGNORECASE)
 
 
 def is_summary_request(last_user_text: str) -> bool:
@@ -60,7 +68,7 @@ def conversation_lines(body: dict[str, Any]) -> list[str]:
     for text in texts:
         for raw in text.splitlines():
             line = raw.strip().lstrip("-*•>").strip()[:MAX_LINE_CHARS]
-            if line and SUMMARY_TRIGGER not in line.lower():
+            if line and SUMMARY_TRIGGER not in line.lower() and FACTS_OPEN not in line:
                 lines.append(line)
     return lines
 
@@ -120,13 +128,39 @@ def _head(lines: list[str]) -> str:
     return "\n".join(sections)
 
 
+def asks_for_durable_facts(body: dict[str, Any]) -> bool:
+    """Whether the request's instructions ask for a durable-facts section."""
+    messages = [m for m in list_field(body, "messages") if isinstance(m, dict)]
+    return any(FACTS_OPEN in _message_text(m) for m in messages[-1:])
+
+
+def durable_facts(lines: list[str]) -> list[str]:
+    """The facts the user asked to keep: their "remember ..." lines, the request words cut."""
+    facts = []
+    for line in lines:
+        if line.startswith(USER_TAG) and "remember" in line.lower():
+            fact = REMEMBER_REQUEST.sub("", line[len(USER_TAG) :].strip()).strip()
+            if fact:
+                facts.append(fact[0].upper() + fact[1:])
+    return _dedupe(facts)
+
+
 def structured_summary(body: dict[str, Any], max_tokens: int) -> str:
-    """A markdown summary of the request's conversation that fits ``max_tokens``.
+    """A markdown summary of the request's conversation that fits ``max_tokens``, followed by
+    the durable-facts section when the request asks for one.
 
     Facts are added newest first while they fit, then listed oldest first. If even the
     fixed headings do not fit, the caller's max_tokens truncation cuts the text.
     """
     lines = conversation_lines(body)
+    if asks_for_durable_facts(body):
+        section = "\n".join([FACTS_OPEN, *(f"- {f}" for f in durable_facts(lines)), FACTS_CLOSE])
+        summary = _summary_of(lines, max_tokens - text_tokens(section) - 1)
+        return f"{summary}\n{section}"
+    return _summary_of(lines, max_tokens)
+
+
+def _summary_of(lines: list[str], max_tokens: int) -> str:
     head = _head(lines)
     kept: list[str] = []
     for fact in reversed(fact_lines(lines)):

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.compressor.compressor_state import CompressorState
@@ -48,6 +48,7 @@ from agent.engines.toolkit.boundaries import (
     plan_layout,
     summary_text,
 )
+from agent.engines.toolkit.durable_facts import split_durable_facts
 from agent.engines.toolkit.summary_prompt import (
     build_summary_prompt,
     conversation_room,
@@ -85,6 +86,8 @@ class SummaryOutcome:
     outcome: CompactionOutcome
     degraded: bool = False
     detail: str = ""
+    facts: list[str] = field(default_factory=list)
+    """Durable facts the summary request returned beside the summary (when asked for)."""
 
 
 class ContextCompressor(ContextEngine):
@@ -109,6 +112,7 @@ class ContextCompressor(ContextEngine):
         cooldown_seconds: float = 600.0,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        collect_durable_facts: bool = False,
     ) -> None:
         super().__init__()
         self.context_length = context_length
@@ -132,6 +136,8 @@ class ContextCompressor(ContextEngine):
         self._system_note_added = False
         self._stall_floor: int | None = None
         self._last_outcome: str | None = None
+        self.collect_durable_facts = collect_durable_facts
+        """Whether summary requests also ask for durable facts (the host keeps them)."""
 
     # -- when ---------------------------------------------------------------------------
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
@@ -286,6 +292,7 @@ class ContextCompressor(ContextEngine):
             last_compacted_id=gone[-1] if gone else None,
             user_notice=notice,
             engine_state=self.get_state(),
+            durable_facts=list(summary.facts) if summary.outcome != "skipped" else [],
         )
 
     # -- the summary model ----------------------------------------------------------------
@@ -312,8 +319,9 @@ class ContextCompressor(ContextEngine):
             previous_summary=previous,
             focus_topic=focus_topic,
             pinned_request=pinned,
+            durable_facts=self.collect_durable_facts,
         )
-        running, calls = previous, 0
+        running, calls, facts = previous, 0, []
         while pieces:
             if limit < MIN_CHUNK_TOKENS:
                 rest = content[pieces[0].index :]
@@ -326,9 +334,10 @@ class ContextCompressor(ContextEngine):
                 previous_summary=running,
                 focus_topic=focus_topic,
                 pinned_request=pinned,
+                durable_facts=self.collect_durable_facts,
             )
             try:
-                running = await request_summary(
+                reply = await request_summary(
                     call_llm, prompt, budget, self._retry_delays, self._sleep
                 )
             except PromptTooLongError:
@@ -338,11 +347,15 @@ class ContextCompressor(ContextEngine):
                 self._cooldown_until = self._clock() + self._cooldown_seconds
                 rest = content[pieces[0].index :]
                 return self._fallback(rest, running, budget, names, describe_failure(exc))
+            running, found = (
+                split_durable_facts(reply) if self.collect_durable_facts else (reply, [])
+            )
+            facts += [fact for fact in found if fact not in facts]
             calls += 1
             pieces = rest_pieces
         outcome: CompactionOutcome = "chunked" if calls > 1 else "summarized"
         return SummaryOutcome(
-            running or "", outcome, detail=f"{len(content)} messages, {calls} call(s)"
+            running or "", outcome, detail=f"{len(content)} messages, {calls} call(s)", facts=facts
         )
 
     def _fallback(

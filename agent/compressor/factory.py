@@ -20,6 +20,7 @@ def create_compressor(ctx: EngineContext) -> ContextCompressor:
         enabled=ctx.enabled,
         summary_context_length=ctx.summary_context_length,
         clock=ctx.clock,
+        collect_durable_facts=ctx.collect_durable_facts,
         **_failure_settings(ctx.engine_config),
     )
 

@@ -56,6 +56,11 @@ class EngineContext:
     """The session's time in epoch seconds (its message times, see
     :mod:`agent.policy.session_clock`): what time-based engine decisions such as a cooldown must
     read instead of the wall clock."""
+    collect_durable_facts: bool = False
+    """Whether the host keeps durable facts from compactions (``memory.flush_on_compaction``):
+    an engine then asks its summary request for them too (same call; see
+    :mod:`agent.engines.toolkit.durable_facts`) and returns them in
+    :attr:`agent.types.CompactionResult.durable_facts`."""
 
 
 class ContextEngine(ABC):

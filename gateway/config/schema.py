@@ -222,7 +222,8 @@ class MemorySettings(_Section):
     enabled: bool = True
     max_chars_per_user: Annotated[int, Field(ge=100, le=20_000)] = 2000
     flush_on_compaction: bool = True
-    """Reserved: compaction handing durable facts to memory (not implemented yet)."""
+    """Whether each compaction's summary request also returns durable facts (same call, every
+    engine), merged into the memory of the user or the group without duplicates."""
 
 
 class Config(_Section):

@@ -14,10 +14,13 @@ def build_engine(
     clock: SessionClock | None = None,
     context_length: int | None = None,
     billing: Billing | None = None,
+    *,
+    has_memory: bool = False,
 ) -> ContextEngine:
     """The configured context engine for one session, deciding on ``clock``'s time, for a
     window of ``context_length`` tokens (the session's model; default: the configured one);
-    its summaries are billed to ``billing`` (the session and the user of its turn)."""
+    its summaries are billed to ``billing`` (the session and the user of its turn). A session
+    that ``has_memory`` gets durable facts from its compactions (``memory.flush_on_compaction``)."""
     config = services.config
     route = services.auxiliary.route("compression")
     ctx = EngineContext(
@@ -31,6 +34,7 @@ def build_engine(
         summary_context_length=route.context_length,
         archive=services.archive,
         clock=(clock or SessionClock()).now,
+        collect_durable_facts=has_memory and config.memory.flush_on_compaction,
     )
     return load_context_engine(
         name, ctx, project_root=services.project_root, hermes_home=services.home

@@ -14,7 +14,7 @@ from typing import Any
 
 from agent.engines.context_engine import ContextEngine
 from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
-from agent.memory import MemoryOwner, with_memory
+from agent.memory import MemoryOwner, merge_facts, with_memory
 from agent.policy.scheduler import CompactionScheduler
 from agent.policy.session_clock import SENT_AT_KEY, SessionClock
 from agent.policy.session_policy import SessionPolicy
@@ -22,6 +22,7 @@ from agent.reply_stream import ReplyObserver
 from agent.session_context import SessionContext
 from agent.tools import ToolRegistry, build_registry
 from agent.tools.memory_tool import memory_tool
+from agent.tools.recall_tool import recall_tool
 from agent.types import (
     CompactionResult,
     Message,
@@ -153,6 +154,7 @@ class SessionRuntime:
             recorder,
             self.model.provider.open_session(),
             system_prompt=self._system_prompt if self.memory_owner else None,
+            keep_facts=self._keep_facts if config.memory.flush_on_compaction else None,
         )
         """The context and every change of it (stored as it happens)."""
         tools = self._tools()
@@ -185,7 +187,8 @@ class SessionRuntime:
         return self.record.id
 
     def _tools(self) -> ToolRegistry:
-        """The configured built-ins, and the memory tool when the session has a memory."""
+        """The configured built-ins, and the memory and recall tools when the session has a
+        memory."""
         config = self.services.config
         tools = build_registry(config.agent.tools, web=config.web.tool_settings())
         for provider in self.services.tool_providers:
@@ -193,6 +196,7 @@ class SessionRuntime:
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
+            tools.add(recall_tool(self.services.repo, self.memory_owner, self.record.id))
         return tools
 
     async def _system_prompt(self) -> str:
@@ -201,6 +205,14 @@ class SessionRuntime:
             return self._base_prompt
         entries = await self.services.repo.list_memories(self.memory_owner)
         return with_memory(self._base_prompt, entries)
+
+    async def _keep_facts(self, facts: list[str]) -> None:
+        """Merge a compaction's durable facts into the session owner's memory."""
+        if self.memory_owner is None:
+            return
+        limit = self.services.config.memory.max_chars_per_user
+        added = await merge_facts(self.services.repo, self.memory_owner, facts, limit)
+        log.debug("session %s: %d fact(s) from a compaction kept", self.session_id, len(added))
 
     def _cache_ttl(self) -> str:
         """The tier of the session's requests now: fixed, or chosen from its message times."""
@@ -228,7 +240,10 @@ class SessionRuntime:
         clock = SessionClock.measured_by(context, services.elapsed)
         model = services.models.get(record.model)
         billing = Billing(record.id, address.user_key)
-        engine = build_engine(services, engine_name, clock, model.context_length, billing)
+        has_memory = services.config.memory.enabled and address.memory_owner is not None
+        engine = build_engine(
+            services, engine_name, clock, model.context_length, billing, has_memory=has_memory
+        )
         await engine.on_session_start(
             record.id, engine.state_type.from_json(record.engine_state or {})
         )
@@ -388,6 +403,7 @@ class SessionRuntime:
             self.clock,
             self.model.context_length,
             self.billing,
+            has_memory=self.memory_owner is not None,
         )
         copy.load_state(self.engine.get_state())
         copy.restore_prompt_size(self.engine.current_prompt_tokens)

@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agent.memory import MemoryStore
+from agent.recall import RecallStore
 
 if TYPE_CHECKING:
     from agent.types import CompactionResult, Message, Usage
@@ -284,7 +285,13 @@ class CommandStore(Protocol):
 
 @runtime_checkable
 class ServicesStore(
-    SessionStore, RecorderStore, UsageReportStore, CommandStore, MemoryStore, Protocol
+    SessionStore,
+    RecorderStore,
+    UsageReportStore,
+    CommandStore,
+    MemoryStore,
+    RecallStore,
+    Protocol,
 ):
     """The store as the shared services carry it: to each session (opening it, its
     recorder, its memory) and to the commands and the ``/usage`` report, which reach it

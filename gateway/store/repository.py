@@ -14,7 +14,8 @@
 * dead letters (``repository_dead_letters``): quarantined updates;
 * dashboard (``repository_dashboard``): sums over the whole store for the operators' pages;
 * export (``repository_export``): a session as JSON-safe dicts;
-* memory (``repository_memory``): each user's (or group chat's) remembered entries.
+* memory (``repository_memory``): each user's (or group chat's) remembered entries;
+* recall (``repository_recall``): searching the earlier sessions an owner may see.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -39,6 +40,7 @@ from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_live import LiveMessageQueries
 from gateway.store.repository_memory import MemoryQueries
 from gateway.store.repository_messages import MessageQueries
+from gateway.store.repository_recall import RecallQueries
 from gateway.store.repository_replies import ReplyQueries
 from gateway.store.repository_sessions import (
     DEFAULT_ENGINE,
@@ -71,6 +73,7 @@ class Repository(
     LiveMessageQueries,
     DashboardQueries,
     MemoryQueries,
+    RecallQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

@@ -75,8 +75,10 @@ def gateway_config(
     gateway_settings: dict[str, Any] | None = None,
     media_settings: dict[str, Any] | None = None,
     model_settings: dict[str, Any] | None = None,
+    sections: dict[str, Any] | None = None,
 ) -> Config:
-    """A config whose model, database and platforms all point at the test's emulators."""
+    """A config whose model, database and platforms all point at the test's emulators;
+    ``sections`` adds top-level sections (``{"memory": {...}}``)."""
     platforms: dict[str, Any] = {}
     if telegram is not None:
         platforms["telegram"] = {
@@ -112,6 +114,7 @@ def gateway_config(
             "platforms": platforms,
             "gateway": gateway_settings or {},
             "media": media_settings or {},
+            **(sections or {}),
         }
     )
 

@@ -86,6 +86,7 @@ async def test_the_model_reads_a_note_and_survives_the_server_being_killed(
         "notes__read",
         "notes__slow",
         "notes__write",
+        "recall",
     ]
 
 

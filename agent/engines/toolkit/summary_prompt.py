@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.attachments import part_tokens
+from agent.engines.toolkit.durable_facts import DURABLE_FACTS_INSTRUCTIONS
 from agent.engines.toolkit.tool_output_pruning import UNKNOWN_TOOL
 from agent.tokens import cache_message_tokens, count_text_tokens
 from agent.types import Message, content_text
@@ -215,8 +216,10 @@ def build_summary_prompt(
     previous_summary: str | None = None,
     focus_topic: str | None = None,
     pinned_request: bool = False,
+    durable_facts: bool = False,
 ) -> str:
-    """The complete text of one summary request (sent as a single user message)."""
+    """The complete text of one summary request (sent as a single user message); with
+    ``durable_facts`` it also asks for the facts worth keeping in memory (after the summary)."""
     parts = [_INSTRUCTIONS]
     if previous_summary:
         parts.append(_UPDATE_INSTRUCTIONS)
@@ -227,6 +230,8 @@ def build_summary_prompt(
         )
     if pinned_request:
         parts.append(_PINNED_NOTE)
+    if durable_facts:
+        parts.append(DURABLE_FACTS_INSTRUCTIONS)
     if previous_summary:
         parts.append(f"<previous-summary>\n{previous_summary}\n</previous-summary>")
     parts.append(f"<conversation>\n{conversation}\n</conversation>")
@@ -240,6 +245,7 @@ def conversation_room(
     previous_summary: str | None,
     focus_topic: str | None,
     pinned_request: bool,
+    durable_facts: bool = False,
 ) -> int:
     """Tokens of conversation one summary request can carry in a ``window``-token model.
 
@@ -250,7 +256,11 @@ def conversation_room(
     running_summary = max(budget, count_text_tokens(previous_summary or ""))
     instructions = count_text_tokens(
         build_summary_prompt(
-            "", previous_summary="-", focus_topic=focus_topic, pinned_request=pinned_request
+            "",
+            previous_summary="-",
+            focus_topic=focus_topic,
+            pinned_request=pinned_request,
+            durable_facts=durable_facts,
         )
     )
     return window - budget - margin - running_summary - instructions

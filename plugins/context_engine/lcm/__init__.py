@@ -29,4 +29,5 @@ def create_engine(ctx: EngineContext) -> ContextEngine:
         call_llm=ctx.call_llm,
         summary_context_length=ctx.summary_context_length,
         enabled=ctx.enabled,
+        collect_durable_facts=ctx.collect_durable_facts,
     )

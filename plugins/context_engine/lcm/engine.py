@@ -10,7 +10,7 @@ finishes, so a compaction never fails and never drops a message without a node c
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agent.engines.context_engine import CallLLM, ContextEngine, EngineStatus
@@ -61,6 +61,7 @@ class LcmEngine(ContextEngine):
         call_llm: CallLLM | None,
         summary_context_length: int | None = None,
         enabled: bool = True,
+        collect_durable_facts: bool = False,
     ) -> None:
         super().__init__()
         self.context_length = context_length
@@ -73,6 +74,8 @@ class LcmEngine(ContextEngine):
         self.session_id: int | None = None
         self.compaction_count = 0
         self._last_outcome: str | None = None
+        self.collect_durable_facts = collect_durable_facts
+        """Whether leaf summaries also ask for durable facts (the host keeps them in memory)."""
 
     @property
     def threshold_tokens(self) -> int:
@@ -105,7 +108,9 @@ class LcmEngine(ContextEngine):
         )
         tail = live[start:]
         boundary = min((int(m["_id"]) for m in tail if "_id" in m), default=None)
-        summarizer = Summarizer(self._call_llm, self._summary_window)
+        summarizer = Summarizer(
+            self._call_llm, self._summary_window, durable_facts=self.collect_durable_facts
+        )
         nodes = await self.store.nodes([self.session_id])
         sources = await self.store.sources(self.session_id)
         pending = uncovered_before(sources, nodes, boundary)
@@ -191,6 +196,7 @@ class LcmEngine(ContextEngine):
             last_compacted_id=gone[-1] if gone else None,
             user_notice=DEGRADED_NOTICE.format(detail=degraded[0].detail) if degraded else None,
             engine_state=self.get_state(),
+            durable_facts=_facts_of(summary for _, summary in made),
         )
 
     def _skipped(
@@ -255,6 +261,14 @@ class LcmEngine(ContextEngine):
             last_outcome=self._last_outcome,
         )
         return status
+
+
+def _facts_of(summaries: Iterable[SummaryText]) -> list[str]:
+    """The durable facts of the summaries written, each once, in order."""
+    facts: list[str] = []
+    for summary in summaries:
+        facts += [fact for fact in summary.facts if fact not in facts]
+    return facts
 
 
 def _new_node(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.engines.context_engine import CallLLM
+from agent.engines.toolkit.durable_facts import DURABLE_FACTS_INSTRUCTIONS, split_durable_facts
 from agent.tokens import count_text_tokens
 from agent.types import ProviderError
 
@@ -71,18 +72,26 @@ class SummaryText:
     text: str
     mode: SummaryMode
     detail: str = ""
+    facts: tuple[str, ...] = ()
+    """Durable facts the request returned beside the summary (leaf summaries, when asked)."""
 
 
 class Summarizer:
     """Writes node summaries through ``call_llm``; after two failed calls in a row it stops
-    asking the model for the rest of its life (one compaction), so a dead model costs little."""
+    asking the model for the rest of its life (one compaction), so a dead model costs little.
+
+    With ``durable_facts``, a leaf summary's request (the one that reads the conversation itself)
+    also asks for the facts worth keeping in the host's memory, in the same call."""
 
     MAX_CONSECUTIVE_FAILURES = 2
 
-    def __init__(self, call_llm: CallLLM | None, window_tokens: int) -> None:
+    def __init__(
+        self, call_llm: CallLLM | None, window_tokens: int, *, durable_facts: bool = False
+    ) -> None:
         self._call_llm = call_llm
         self._window = window_tokens
         self._failures = 0
+        self._durable_facts = durable_facts
 
     async def summarize(
         self, material: str, input_tokens: int, target_tokens: int, *, condensed: bool
@@ -91,15 +100,20 @@ class Summarizer:
         material = _fit_material(material, int(self._window * MAX_MATERIAL_WINDOW_RATIO))
         cap = max(1, min(target_tokens, input_tokens - 1))
         instructions = _CONDENSE_INSTRUCTIONS if condensed else _LEAF_INSTRUCTIONS
+        short = _SHORT_INSTRUCTIONS
+        if self._durable_facts and not condensed:
+            instructions = f"{instructions}\n{DURABLE_FACTS_INSTRUCTIONS}"
+            short = f"{short}\n{DURABLE_FACTS_INSTRUCTIONS}"
         attempts: list[tuple[SummaryMode, str, int]] = [
             ("model", instructions, cap),
-            ("short", _SHORT_INSTRUCTIONS, max(1, cap // 2)),
+            ("short", short, max(1, cap // 2)),
         ]
         reasons: list[str] = []
         for mode, prompt, budget in attempts:
             text, reason = await self._ask(prompt, material, budget, input_tokens)
             if text is not None:
-                return SummaryText(text, mode, "; ".join(reasons))
+                text, facts = split_durable_facts(text) if self._durable_facts else (text, [])
+                return SummaryText(text, mode, "; ".join(reasons), tuple(facts))
             reasons.append(f"{mode}: {reason}")
         detail = "; ".join(reasons)
         log.warning("lcm summary truncated deterministically (%s)", detail)
@@ -121,9 +135,10 @@ class Summarizer:
             return None, f"{type(exc).__name__}: {exc}"
         self._failures = 0
         text = (text or "").strip()
-        if not text:
+        summary = split_durable_facts(text)[0] if self._durable_facts else text
+        if not summary:
             return None, "empty reply"
-        tokens = count_text_tokens(text)
+        tokens = count_text_tokens(summary)
         if tokens >= input_tokens:
             return None, f"reply of {tokens} tokens is not shorter than its input ({input_tokens})"
         return text, ""
