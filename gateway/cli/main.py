@@ -178,7 +178,11 @@ async def _chat(config: Config, args: argparse.Namespace) -> int:
 async def _gateway(config: Config, args: argparse.Namespace) -> int:
     from gateway.runtime.daemon import run_gateway
 
-    return await run_gateway(config)
+    if not config.dashboard.enabled:
+        return await run_gateway(config)
+    from gateway.dashboard.daemon import dashboard_beside
+
+    return await run_gateway(config, [dashboard_beside(config)])
 
 
 async def _demo(config: Config, args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
+from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -64,6 +65,8 @@ class DashboardContext:
     """The running gateway's process id for this data, None when none runs."""
     redact: Callable[[str], str] = lambda text: text
     """Masks the configured secrets in stored text a page shows (a pasted key, say)."""
+    daemon_metrics: CollectorRegistry | None = None
+    """The running daemon's own series, when the daemon serves the dashboard."""
 
 
 def _usd(value: float) -> str:
@@ -214,7 +217,7 @@ class _Pages:
         return RedirectResponse(f"/operations?done=deleted+{letter_id}", status_code=303)
 
     async def metrics(self, request: Request) -> Response:
-        body = await metrics_text(self.ctx.repo, self.ctx.main)
+        body = await metrics_text(self.ctx.repo, self.ctx.main, self.ctx.daemon_metrics)
         return Response(body, media_type=PROMETHEUS_CONTENT_TYPE)
 
 
@@ -233,5 +236,14 @@ def create_app(context: DashboardContext) -> Starlette:
             Route("/quarantine/{letter_id:int}/delete", pages.delete_dead_letter, methods=["POST"]),
             Route("/metrics", pages.metrics),
         ],
+        middleware=[Middleware(RequireLogin, auth=context.auth)],
+    )
+
+
+def create_metrics_app(context: DashboardContext) -> Starlette:
+    """``/metrics`` alone (``dashboard.metrics_port``), behind the same token."""
+    pages = _Pages(context)
+    return Starlette(
+        routes=[Route("/metrics", pages.metrics)],
         middleware=[Middleware(RequireLogin, auth=context.auth)],
     )

@@ -35,6 +35,7 @@ from gateway.platforms.base import AdapterHooks, DeliveryTarget, PlatformAuthErr
 from gateway.platforms.registry import PLATFORMS
 from gateway.reports.totals import health_text
 from gateway.runtime.app import App
+from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import resume_steps
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.sessions.runtime import SessionAddress, TurnSource
@@ -122,8 +123,17 @@ class Gateway:
         )
         self.media = MediaReader(app.config.media, app.services.model)
         """Reads the photos, files and voice notes of a turn before the model sees it."""
+        self.metrics = DaemonMetrics()
+        """Latencies, levels and retries only the running daemon knows (``/metrics``)."""
+        self.metrics.watch(
+            queue_depth=lambda: self.workers.queued_count,
+            live_sessions=lambda: app.sessions.loaded_count,
+        )
         self.delivery = Deliverer(
-            app.repo, self.adapters, RetryPolicy.from_settings(app.config.gateway)
+            app.repo,
+            self.adapters,
+            RetryPolicy.from_settings(app.config.gateway),
+            on_retry=self.metrics.retried,
         )
         self.overhead_ms: collections.deque[float] = collections.deque(maxlen=OVERHEAD_SAMPLES)
         """Per handled turn: time in the gateway and agent minus time waiting on the model."""
@@ -429,7 +439,10 @@ class Gateway:
         texts = [reply.text, *notices] if streamed else [*notices, reply.text]
         await self.delivery.deliver(batch, texts)
         waited = reply.result.wait_seconds if reply.result else 0.0
-        self.overhead_ms.append((time.perf_counter() - started - waited) * 1000)
+        took = time.perf_counter() - started
+        self.overhead_ms.append((took - waited) * 1000)
+        self.metrics.turn_seconds.labels(first.platform).observe(took)
+        self.metrics.model_seconds.labels(first.platform).observe(waited)
 
     def _nothing_to_read(self, media: PreparedMedia, attached: list[str]) -> list[str]:
         """The answer to a turn with nothing for the model: what could not be read, or, for a
