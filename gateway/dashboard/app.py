@@ -9,7 +9,7 @@ stored exactly as ``/allow``, ``/deny`` and ``hermes users`` store it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -52,6 +52,16 @@ def _version() -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class ServiceState:
+    """A platform connection or an MCP server as the running daemon sees it now."""
+
+    name: str
+    state: str
+    """``connected``, ``stopped``, or the MCP connection's own state (``starting``, ...)."""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class DashboardContext:
     """What the pages need besides the store: the limits and the model that prices the
     buckets (the configured chat model, as ``hermes sessions usage`` prices them)."""
@@ -67,6 +77,10 @@ class DashboardContext:
     """Masks the configured secrets in stored text a page shows (a pasted key, say)."""
     daemon_metrics: CollectorRegistry | None = None
     """The running daemon's own series, when the daemon serves the dashboard."""
+    platform_states: Callable[[], Sequence[ServiceState]] | None = None
+    """The daemon's platform adapters now (only when the daemon serves the dashboard)."""
+    mcp_states: Callable[[], Sequence[ServiceState]] | None = None
+    """The daemon's MCP servers now (only when the daemon serves the dashboard)."""
 
 
 def _usd(value: float) -> str:
@@ -200,6 +214,8 @@ class _Pages:
             version=_version(),
             revisions=sorted(revisions or ()),
             daemon_pid=self.ctx.daemon_pid(),
+            platform_states=self.ctx.platform_states() if self.ctx.platform_states else None,
+            mcp_states=self.ctx.mcp_states() if self.ctx.mcp_states else None,
             letters=await self.ctx.repo.list_dead_letters(),
             quarantined=await self.ctx.repo.count_dead_letters(),
             failed=await self.ctx.repo.failed_inbound(),

@@ -12,15 +12,17 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
 
 import uvicorn
 from starlette.types import ASGIApp
 
+from agent.tools.mcp.provider import McpToolProvider
+from agent.tools.registry import ToolProvider
 from gateway.config.schema import Config, DashboardSettings, require_secret
-from gateway.dashboard.app import create_app, create_metrics_app
+from gateway.dashboard.app import ServiceState, create_app, create_metrics_app
 from gateway.dashboard.auth import DashboardAuth
 from gateway.dashboard.server import check_host, dashboard_context
 from gateway.runtime.gateway import Gateway
@@ -63,6 +65,32 @@ async def _serving(app: ASGIApp, sock: socket.socket) -> AsyncIterator[None]:
         sock.close()
 
 
+def platform_states(gateway: Gateway) -> list[ServiceState]:
+    """Each adapter: stopped for good (why), connected (as whom), or not connected yet."""
+    states = []
+    for name, adapter in gateway.adapters.items():
+        if adapter.failure is not None:
+            states.append(ServiceState(name, "stopped", adapter.failure))
+        elif name in gateway.identities:
+            states.append(ServiceState(name, "connected", f"as {gateway.identities[name]}"))
+        else:
+            states.append(ServiceState(name, "connecting"))
+    return states
+
+
+def mcp_states(providers: Sequence[ToolProvider]) -> list[ServiceState]:
+    """Each MCP server: its connection's state, its tools offered, its last error."""
+    states = []
+    for provider in providers:
+        if not isinstance(provider, McpToolProvider):
+            continue
+        connection = provider.connection
+        offered = f"{len(provider.tools())} tool(s)"
+        error = f"; last error: {connection.last_error}" if connection.last_error else ""
+        states.append(ServiceState(provider.name, connection.state, offered + error))
+    return states
+
+
 def dashboard_beside(
     config: Config,
 ) -> Callable[[Gateway], AbstractAsyncContextManager[object]]:
@@ -83,6 +111,8 @@ async def _serve_beside(
     context = replace(
         dashboard_context(config, gateway.app.repo, auth),
         daemon_metrics=gateway.metrics.registry,
+        platform_states=lambda: platform_states(gateway),
+        mcp_states=lambda: mcp_states(gateway.app.services.tool_providers),
     )
     async with contextlib.AsyncExitStack() as stack:
         sock = _bind(settings.host, settings.port)

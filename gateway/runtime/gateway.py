@@ -147,6 +147,8 @@ class Gateway:
         self._resumed = asyncio.Event()
         """Set once what the last run left pending is dispatched; live messages wait for it."""
         self._resumed_ids: set[tuple[str, str]] = set()
+        self.identities: dict[str, str] = {}
+        """Who each adapter that started is connected as (``@name``)."""
         self.no_adapter_left = asyncio.Event()
         """Set when every adapter has stopped for good: the daemon has nothing left to do."""
 
@@ -173,6 +175,7 @@ class Gateway:
                 await adapter.stop()
                 adapter.fail(str(exc))
                 continue
+            self.identities[adapter.name] = identity
             log.info("%s: connected as %s", adapter.name, identity)
         log.info("%s", self.app.services.caching_line)
         log.info("%s", self.app.services.summary_line)

@@ -6,6 +6,7 @@ queue depth, live sessions, delivery retries, memory) to the store's totals."""
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import socket
 from collections.abc import AsyncIterator
@@ -17,12 +18,24 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.config.schema import Config, ConfigError, DashboardSettings, parse_config
+from gateway.config.schema import (
+    Config,
+    ConfigError,
+    DashboardSettings,
+    database_url,
+    parse_config,
+)
+from gateway.dashboard.app import create_app
+from gateway.dashboard.auth import DashboardAuth
 from gateway.dashboard.daemon import dashboard_beside
+from gateway.dashboard.server import dashboard_context
 from gateway.runtime.daemon import EXIT_OK, EXIT_STARTUP_FAILED, run_gateway
+from gateway.store.db import open_store
+from gateway.store.repository import Repository
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE, gateway_config
+from tests.gateway.test_mcp_tools import PID_ENV, mcp_config
 
 TOKEN_ENV = "HERMES_TEST_DASHBOARD_TOKEN"
 TOKEN = "daemon-dashboard-token-for-tests"
@@ -174,3 +187,49 @@ def test_binding_beyond_loopback_needs_an_explicit_setting() -> None:
     assert config.dashboard.host == "0.0.0.0"
     with pytest.raises(ConfigError, match="metrics_port"):
         parse_config({"dashboard": {"port": 9000, "metrics_port": 9000}})
+
+
+async def operations_once(client: httpx.AsyncClient, config: Config, ready: str) -> str:
+    """The operations page, once it shows ``ready`` (the MCP server connects on its own)."""
+    async with asyncio.timeout(WAIT):
+        while True:
+            page = (await client.get(url(config, "/operations"))).text
+            if ready in page:
+                return page
+            await asyncio.sleep(0.05)
+
+
+async def test_operations_shows_the_daemons_platforms_and_mcp_servers(
+    daemon_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PID_ENV, str(tmp_path / "notes.pid"))
+    config = with_dashboard(mcp_config(daemon_config), port=daemon_config.dashboard.port)
+    async with httpx.AsyncClient(timeout=WAIT) as client, daemon(config) as task:
+        await until_served(client, url(config, "/"), task)
+        await client.get(url(config, f"/login?token={TOKEN}"))
+        page = await operations_once(client, config, "<td>ready</td>")
+    platform = re.search(r'<tr data-platform="telegram">(.*?)</tr>', page)
+    assert platform is not None
+    assert "<td>connected</td>" in platform.group(1)
+    assert "as @" in platform.group(1)
+    server = re.search(r'<tr data-server="notes">(.*?)</tr>', page)
+    assert server is not None
+    assert "<td>ready</td>" in server.group(1)
+    assert re.search(r"<td>[1-9]\d* tool\(s\)</td>", server.group(1))
+
+
+async def test_operations_served_alone_shows_no_platform_states(
+    tmp_path: Path, anthropic: AnthropicEmulator
+) -> None:
+    config = gateway_config(tmp_path, anthropic)
+    store = await open_store(database_url(config))
+    try:
+        app = create_app(dashboard_context(config, Repository(store), DashboardAuth(TOKEN)))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://dash") as client:
+            page = await client.get("/operations", headers={"Authorization": f"Bearer {TOKEN}"})
+    finally:
+        await store.close()
+    assert page.status_code == 200
+    assert 'id="platforms"' not in page.text
+    assert 'id="mcp"' not in page.text
