@@ -392,30 +392,43 @@ class Gateway:
         self, key: str, batch: list[InboundMessage], stored_message_id: int | None = None
     ) -> None:
         """A command, or one agent turn for the merged messages (``stored_message_id``: the
-        user message a crashed run already stored for them)."""
+        user message a crashed run already stored for them), traced as one ``turn`` span."""
         first = batch[0]
-        if first.command is not None:
-            await self._run_command(first, first.command)
-            return
-        refusal = await self.budget.refusal(
-            _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
-        )
-        if refusal is not None:  # over a spending limit: no model call
-            await self.delivery.deliver(batch, [refusal])
-            return
-        attached = [kind for message in batch for kind in message.attachments]
-        adapter = self.adapters[first.platform]
-        media = PreparedMedia()
-        if stored_message_id is None:  # a resumed turn's content is stored already
-            runtime = await self.app.sessions.get(_address(batch[-1]))
-            media = await self.media.prepare(
-                batch, adapter.fetch_file, first.platform, runtime.model.info
-            )
-            if not any(message.text for message in batch) and not media.parts:
-                # Nothing the model could read: say so (or what the bot can do for a bare
-                # mention) instead of staying silent.
-                await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
+        attributes: dict[str, str | int] = {
+            "hermes.platform": first.platform,
+            "hermes.messages": len(batch),
+        }
+        with self.app.services.spans.span("turn", attributes):
+            if first.command is not None:
+                await self._run_command(first, first.command)
                 return
+            await self._turn(key, batch, stored_message_id)
+
+    async def _turn(
+        self, key: str, batch: list[InboundMessage], stored_message_id: int | None
+    ) -> None:
+        first = batch[0]
+        spans = self.app.services.spans
+        attached = [kind for message in batch for kind in message.attachments]
+        with spans.span("receive", {"hermes.attachments": len(attached)}):
+            refusal = await self.budget.refusal(
+                _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
+            )
+            if refusal is not None:  # over a spending limit: no model call
+                await self.delivery.deliver(batch, [refusal])
+                return
+            adapter = self.adapters[first.platform]
+            media = PreparedMedia()
+            if stored_message_id is None:  # a resumed turn's content is stored already
+                runtime = await self.app.sessions.get(_address(batch[-1]))
+                media = await self.media.prepare(
+                    batch, adapter.fetch_file, first.platform, runtime.model.info
+                )
+                if not any(message.text for message in batch) and not media.parts:
+                    # Nothing the model could read: say so (or what the bot can do for a bare
+                    # mention) instead of staying silent.
+                    await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
+                    return
         notices = [*media.notices, *([unread_attachment_notice(attached)] if attached else [])]
         address = _address(batch[-1])
         link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
@@ -440,7 +453,8 @@ class Gateway:
         # A reply shown live is already in the chat, above anything sent now.
         streamed = live is not None and bool(live.messages)
         texts = [reply.text, *notices] if streamed else [*notices, reply.text]
-        await self.delivery.deliver(batch, texts)
+        with spans.span("delivery", {"hermes.parts": len(texts)}):
+            await self.delivery.deliver(batch, texts)
         waited = reply.result.wait_seconds if reply.result else 0.0
         took = time.perf_counter() - started
         self.overhead_ms.append((took - waited) * 1000)
