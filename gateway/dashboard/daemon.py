@@ -55,7 +55,12 @@ def _bind(host: str, port: int) -> socket.socket:
 
 @asynccontextmanager
 async def _serving(app: ASGIApp, sock: socket.socket) -> AsyncIterator[None]:
-    server = _EmbeddedServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    # The daemon's log handlers and format (no uvicorn config of its own); no access log,
+    # whose lines would carry the login link's token.
+    config = uvicorn.Config(
+        app, log_config=None, log_level="warning", access_log=False, lifespan="off"
+    )
+    server = _EmbeddedServer(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         yield

@@ -6,6 +6,7 @@ queue depth, live sessions, delivery retries, memory) to the store's totals."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import signal
 import socket
@@ -18,6 +19,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from gateway.cli.main import served_beside_the_gateway
 from gateway.config.schema import (
     Config,
     ConfigError,
@@ -76,7 +78,7 @@ def daemon_config(
 @asynccontextmanager
 async def daemon(config: Config) -> AsyncIterator[asyncio.Task[int]]:
     """The daemon as ``hermes gateway run`` runs it, stopped by SIGTERM at the end."""
-    task = asyncio.create_task(run_gateway(config, [dashboard_beside(config)]))
+    task = asyncio.create_task(run_gateway(config, served_beside_the_gateway(config)))
     try:
         yield task
     finally:
@@ -125,8 +127,9 @@ async def until_turns(client: httpx.AsyncClient, address: str, turns: int) -> di
 
 
 async def test_the_daemon_serves_the_dashboard_and_its_own_metrics_beside_the_stores(
-    daemon_config: Config, telegram: TelegramEmulator
+    daemon_config: Config, telegram: TelegramEmulator, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO)
     config = daemon_config
     metrics_port = config.dashboard.metrics_port
     async with httpx.AsyncClient(timeout=WAIT) as client, daemon(config) as task:
@@ -158,6 +161,8 @@ async def test_the_daemon_serves_the_dashboard_and_its_own_metrics_beside_the_st
     assert samples["hermes_messages_received_total{platform=telegram}"] == TURNS
     assert samples["hermes_messages_answered_total{platform=telegram}"] == TURNS
     assert alone["hermes_turn_seconds_count{platform=telegram}"] == TURNS
+    assert "dashboard: http://127.0.0.1:" in caplog.text
+    assert TOKEN not in caplog.text  # not even the login link's request
     async with httpx.AsyncClient() as client:  # stopped with the daemon
         with pytest.raises(httpx.ConnectError):
             await client.get(url(config, "/"))
@@ -169,7 +174,8 @@ async def test_a_port_in_use_fails_the_start(daemon_config: Config) -> None:
         taken.listen()
         config = with_dashboard(daemon_config, port=taken.getsockname()[1])
         async with asyncio.timeout(WAIT):
-            assert await run_gateway(config, [dashboard_beside(config)]) == EXIT_STARTUP_FAILED
+            code = await run_gateway(config, served_beside_the_gateway(config))
+            assert code == EXIT_STARTUP_FAILED
 
 
 def test_the_daemon_needs_the_token_to_serve_the_dashboard(
@@ -233,3 +239,8 @@ async def test_operations_served_alone_shows_no_platform_states(
     assert page.status_code == 200
     assert 'id="platforms"' not in page.text
     assert 'id="mcp"' not in page.text
+
+
+def test_a_disabled_dashboard_serves_nothing_beside_the_gateway(daemon_config: Config) -> None:
+    disabled = daemon_config.model_copy(update={"dashboard": DashboardSettings()})
+    assert served_beside_the_gateway(disabled) == []
