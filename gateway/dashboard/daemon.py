@@ -62,6 +62,12 @@ async def _serving(app: ASGIApp, sock: socket.socket) -> AsyncIterator[None]:
     )
     server = _EmbeddedServer(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
+
+    def ended(task: asyncio.Task[None]) -> None:
+        if not server.should_exit and not task.cancelled():  # not stopped by the daemon
+            log.error("dashboard stopped serving: %r", task.exception())
+
+    task.add_done_callback(ended)
     try:
         yield
     finally:
