@@ -23,6 +23,7 @@ from agent.prompt_caching import CachePolicy, MarkedHistory, cache_breakpoints
 from agent.reply_stream import GuardedObserver, ReplyObserver
 from agent.session_context import SessionContext
 from agent.session_context import TurnRecorder as TurnRecorder  # re-exported
+from agent.spans import NO_SPANS, AttributeValue, Spans
 from agent.tools.registry import ToolRegistry
 from agent.types import (
     CompactionResult,
@@ -138,12 +139,15 @@ class AgentLoop:
         settings: LoopSettings | None = None,
         *,
         gate: CompactionGate | None = None,
+        spans: Spans = NO_SPANS,
     ) -> None:
         self.context = context
         self.tools = tools
         self.settings = settings or LoopSettings()
         self.gate: CompactionGate = gate or ThresholdGate(context)
         """Asked before every model call whether to compact first."""
+        self.spans = spans
+        """Marks each model call, tool call and compaction for tracing."""
 
     @property
     def engine(self) -> ContextEngine:
@@ -228,7 +232,9 @@ class AgentLoop:
 
     async def _compact_into(self, trigger: CompactionTrigger, result: TurnResult) -> None:
         started = time.perf_counter()
-        compaction = await self.context.compact(trigger)
+        with self.spans.span("compaction", {"hermes.compaction.trigger": trigger}) as span:
+            compaction = await self.context.compact(trigger)
+            span.set(compaction_attributes(compaction))
         result.wait_seconds += time.perf_counter() - started
         result.compactions.append(compaction)
 
@@ -236,12 +242,23 @@ class AgentLoop:
         schemas = self.tools.schemas() or None
         if watcher is not None:
             watcher.model_call_started()
-        response = await self.context.provider_session.complete(
-            self.marked_history(self.context.messages),
-            tools=schemas,
-            max_tokens=self.settings.max_tokens,
-            on_text=watcher.text_delta if watcher is not None else None,
-        )
+        provider = self.context.provider_session.provider
+        with self.spans.span(
+            f"chat {provider.model}",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.system": provider.name,
+                "gen_ai.request.model": provider.model,
+                "gen_ai.request.max_tokens": self.settings.max_tokens,
+            },
+        ) as span:
+            response = await self.context.provider_session.complete(
+                self.marked_history(self.context.messages),
+                tools=schemas,
+                max_tokens=self.settings.max_tokens,
+                on_text=watcher.text_delta if watcher is not None else None,
+            )
+            span.set(usage_attributes(response.usage))
         self.engine.update_from_response(response.usage)
         await self.context.recorder.record_usage(response.usage, "chat")
         return response
@@ -268,7 +285,10 @@ class AgentLoop:
             watcher.tools_started([str(fn.get("name", "")) for _, fn in calls])
         try:
             outputs = await asyncio.gather(
-                *(self.tools.call(fn.get("name", ""), fn.get("arguments")) for _, fn in calls)
+                *(
+                    self._call_tool(cid, str(fn.get("name", "")), fn.get("arguments"))
+                    for cid, fn in calls
+                )
             )
         except asyncio.CancelledError:
             # /stop while tools run: answer every call so the stored session stays valid.
@@ -281,6 +301,35 @@ class AgentLoop:
             _tool_message(cid, fn.get("name", ""), out)
             for (cid, fn), out in zip(calls, outputs, strict=True)
         ]
+
+    async def _call_tool(self, call_id: str, name: str, arguments: Any) -> str:
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id,
+        }
+        with self.spans.span(f"execute_tool {name}", attributes):
+            return await self.tools.call(name, arguments)
+
+
+def usage_attributes(usage: Usage) -> dict[str, AttributeValue]:
+    """A model call's usage as GenAI span attributes (input: the whole prompt, cached or not)."""
+    return {
+        "gen_ai.response.model": usage.model,
+        "gen_ai.usage.input_tokens": usage.prompt_tokens,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+        "gen_ai.usage.cache_read_input_tokens": usage.cache_read_tokens,
+        "gen_ai.usage.cache_creation_input_tokens": usage.cache_write_tokens,
+    }
+
+
+def compaction_attributes(compaction: CompactionResult) -> dict[str, AttributeValue]:
+    """What a compaction did, for its span."""
+    return {
+        "hermes.compaction.outcome": compaction.outcome,
+        "hermes.compaction.tokens_before": compaction.tokens_before,
+        "hermes.compaction.tokens_after": compaction.tokens_after,
+    }
 
 
 def _tool_message(call_id: str, name: str, content: str) -> Message:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gateway.config.schema import Config
+    from gateway.runtime.daemon import Beside
     from gateway.store.records import SessionSummary
     from gateway.store.repository import Repository
 
@@ -175,10 +176,20 @@ async def _chat(config: Config, args: argparse.Namespace) -> int:
         return await run_chat(app, args.session)
 
 
+def served_beside_the_gateway(config: Config) -> list[Beside]:
+    """What ``hermes gateway run`` serves beside the gateway: the dashboard when enabled (the
+    runtime sits below the dashboard, so the wiring is here)."""
+    if not config.dashboard.enabled:
+        return []
+    from gateway.dashboard.daemon import dashboard_beside
+
+    return [dashboard_beside(config)]
+
+
 async def _gateway(config: Config, args: argparse.Namespace) -> int:
     from gateway.runtime.daemon import run_gateway
 
-    return await run_gateway(config)
+    return await run_gateway(config, served_beside_the_gateway(config))
 
 
 async def _demo(config: Config, args: argparse.Namespace) -> int:

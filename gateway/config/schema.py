@@ -8,6 +8,7 @@ the file: each is named by an ``*_env`` key and read from the environment or a `
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 from functools import cache
 from pathlib import Path
@@ -226,6 +227,44 @@ class MemorySettings(_Section):
     engine), merged into the memory of the user or the group without duplicates."""
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) is only reachable from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class DashboardSettings(_Section):
+    """The dashboard served by the running daemon (``hermes dashboard`` serves it alone)."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535)] = 8787
+    token_env: str = "HERMES_DASHBOARD_TOKEN"
+    metrics_port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    allow_remote: bool = False
+
+    @model_validator(mode="after")
+    def _loopback_unless_allowed(self) -> DashboardSettings:
+        if not is_loopback(self.host) and not self.allow_remote:
+            raise ValueError(
+                f"host {self.host} is not a loopback address; the dashboard shows your users' "
+                "messages and spend: set dashboard.allow_remote: true to bind there anyway"
+            )
+        if self.metrics_port is not None and self.metrics_port == self.port:
+            raise ValueError("metrics_port must differ from port (null: /metrics on port)")
+        return self
+
+
+class TracingSettings(_Section):
+    """OpenTelemetry spans of each turn (needs the ``tracing`` extra)."""
+
+    otlp_endpoint: str | None = None
+
+
 class Config(_Section):
     """The whole validated configuration."""
 
@@ -244,6 +283,8 @@ class Config(_Section):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
 
     source: str = Field(default="built-in defaults", exclude=True)
 

@@ -9,13 +9,14 @@ stored exactly as ``/allow``, ``/deny`` and ``hermes users`` store it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
+from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -51,6 +52,16 @@ def _version() -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class ServiceState:
+    """A platform connection or an MCP server as the running daemon sees it now."""
+
+    name: str
+    state: str
+    """``connected``, ``stopped``, or the MCP connection's own state (``starting``, ...)."""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class DashboardContext:
     """What the pages need besides the store: the limits and the model that prices the
     buckets (the configured chat model, as ``hermes sessions usage`` prices them)."""
@@ -64,6 +75,12 @@ class DashboardContext:
     """The running gateway's process id for this data, None when none runs."""
     redact: Callable[[str], str] = lambda text: text
     """Masks the configured secrets in stored text a page shows (a pasted key, say)."""
+    daemon_metrics: CollectorRegistry | None = None
+    """The running daemon's own series, when the daemon serves the dashboard."""
+    platform_states: Callable[[], Sequence[ServiceState]] | None = None
+    """The daemon's platform adapters now (only when the daemon serves the dashboard)."""
+    mcp_states: Callable[[], Sequence[ServiceState]] | None = None
+    """The daemon's MCP servers now (only when the daemon serves the dashboard)."""
 
 
 def _usd(value: float) -> str:
@@ -197,6 +214,8 @@ class _Pages:
             version=_version(),
             revisions=sorted(revisions or ()),
             daemon_pid=self.ctx.daemon_pid(),
+            platform_states=self.ctx.platform_states() if self.ctx.platform_states else None,
+            mcp_states=self.ctx.mcp_states() if self.ctx.mcp_states else None,
             letters=await self.ctx.repo.list_dead_letters(),
             quarantined=await self.ctx.repo.count_dead_letters(),
             failed=await self.ctx.repo.failed_inbound(),
@@ -214,7 +233,7 @@ class _Pages:
         return RedirectResponse(f"/operations?done=deleted+{letter_id}", status_code=303)
 
     async def metrics(self, request: Request) -> Response:
-        body = await metrics_text(self.ctx.repo, self.ctx.main)
+        body = await metrics_text(self.ctx.repo, self.ctx.main, self.ctx.daemon_metrics)
         return Response(body, media_type=PROMETHEUS_CONTENT_TYPE)
 
 
@@ -233,5 +252,14 @@ def create_app(context: DashboardContext) -> Starlette:
             Route("/quarantine/{letter_id:int}/delete", pages.delete_dead_letter, methods=["POST"]),
             Route("/metrics", pages.metrics),
         ],
+        middleware=[Middleware(RequireLogin, auth=context.auth)],
+    )
+
+
+def create_metrics_app(context: DashboardContext) -> Starlette:
+    """``/metrics`` alone (``dashboard.metrics_port``), behind the same token."""
+    pages = _Pages(context)
+    return Starlette(
+        routes=[Route("/metrics", pages.metrics)],
         middleware=[Middleware(RequireLogin, auth=context.auth)],
     )

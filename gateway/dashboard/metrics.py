@@ -1,8 +1,8 @@
 """``/metrics``: the store's totals in the Prometheus text format.
 
 The totals are read from the database at each scrape, so a restarted daemon or a standalone
-``hermes dashboard`` reports the same counters as the database holds. Series from the running
-daemon alone (latency histograms, queue depth, memory) are not here yet.
+``hermes dashboard`` reports the same counters as the database holds. Series only the running
+daemon knows (latency histograms, queue depth, memory) are added when it serves the page.
 """
 
 from __future__ import annotations
@@ -81,8 +81,11 @@ def _usage_families(totals: UsageTotals, costs: Iterable[tuple[str, float]]) -> 
     return [tokens, cost, calls, hit]
 
 
-async def metrics_text(repo: DashboardStore, main: ModelInfo) -> bytes:
-    """The Prometheus exposition of the store's totals."""
+async def metrics_text(
+    repo: DashboardStore, main: ModelInfo, daemon: CollectorRegistry | None = None
+) -> bytes:
+    """The Prometheus exposition of the store's totals, and of the running daemon's own
+    series when it serves them (``daemon``)."""
     grouped = await repo.usage_groups_by_day(EPOCH)
     groups = [g.group for g in grouped]
     totals = sum((g.totals for g in groups), UsageTotals())
@@ -100,6 +103,7 @@ async def metrics_text(repo: DashboardStore, main: ModelInfo) -> bytes:
         *_usage_families(totals, spend(groups, main).items()),
         compactions,
         quarantined,
+        *(daemon.collect() if daemon is not None else ()),
     ]
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Snapshot(families))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 import sys
@@ -10,7 +9,7 @@ import sys
 import uvicorn
 
 from gateway.config.prices import chat_model_info
-from gateway.config.schema import Config, database_url, hermes_home, mask_url
+from gateway.config.schema import Config, database_url, hermes_home, is_loopback, mask_url
 from gateway.config.secrets import install_log_sanitizer
 from gateway.dashboard.app import DashboardContext, create_app
 from gateway.dashboard.auth import TOKEN_ENV, DashboardAuth
@@ -24,16 +23,6 @@ log = logging.getLogger(__name__)
 
 class DashboardBindError(ValueError):
     """The host is not loopback and binding elsewhere was not asked for explicitly."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address or ``localhost``) is only reachable from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_host(host: str, *, allow_remote: bool) -> None:

@@ -161,8 +161,11 @@ class Deliverer:
         *,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
+        on_retry: Callable[[str], None] = lambda platform: None,
     ) -> None:
         self.repo = repo
+        self.on_retry = on_retry
+        """Told the platform's name before each send attempted again (the daemon counts)."""
         self.adapters = adapters
         self.policy = policy
         self._clock = clock
@@ -246,13 +249,18 @@ class Deliverer:
     async def _retrying(
         self, send: Callable[[], Awaitable[T]], adapter: ReplySender, what: str
     ) -> T:
+
+        async def sleep(seconds: float) -> None:  # waits only before another attempt
+            self.on_retry(adapter.name)
+            await self._sleep(seconds)
+
         return await send_with_retry(
             send,
             adapter.classify_send_error,
             self.policy,
             what=what,
             clock=self._clock,
-            sleep=self._sleep,
+            sleep=sleep,
         )
 
     async def _finish_live(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from gateway.config.schema import Config, database_url
 from gateway.config.secrets import install_log_sanitizer
 from gateway.runtime.log_setup import QUIET_LIBRARIES, configure_logging
+from gateway.runtime.tracing import Tracing, open_tracing
 from gateway.sessions.manager import SessionManager
 from gateway.sessions.mcp_servers import McpServers
 from gateway.sessions.services import AgentServices, build_services
@@ -31,12 +32,15 @@ class App:
 
 
 @asynccontextmanager
-async def open_app(config: Config, *, with_tools: bool = False) -> AsyncIterator[App]:
+async def open_app(
+    config: Config, *, with_tools: bool = False, tracing: Tracing | None = None
+) -> AsyncIterator[App]:
     """Open the store (applying migrations), build services and a session manager.
 
     ``with_tools`` (the daemon and ``hermes chat``) starts the MCP servers too, in parallel
     with opening the store. Secrets are masked in the log from here on, also when the caller
-    configured logging itself.
+    configured logging itself. Turns are traced to ``tracing``, else as ``tracing`` in the
+    configuration says (closed, its last spans exported, when the app closes).
     """
     install_log_sanitizer(config)
     servers = McpServers()
@@ -50,13 +54,15 @@ async def open_app(config: Config, *, with_tools: bool = False) -> AsyncIterator
             if starting is not None:
                 servers = await starting
             repo = Repository(store)
-            services = build_services(config, repo, servers.providers)
+            traced = tracing or open_tracing(config.tracing)
+            services = build_services(config, repo, servers.providers, traced.spans)
             sessions = SessionManager(services)
             try:
                 yield App(config, store, repo, services, sessions)
             finally:
                 await sessions.close()
                 await services.aclose()
+                await traced.aclose()
         finally:
             await store.close()
     finally:

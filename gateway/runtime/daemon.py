@@ -3,8 +3,11 @@ and exit statuses around a :class:`~gateway.runtime.gateway.Gateway`."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 
 from gateway.config.schema import Config, ConfigError, hermes_home
 from gateway.platforms.registry import PLATFORMS
@@ -23,8 +26,16 @@ EXIT_NO_ADAPTER_LEFT = 3
 EXIT_ALREADY_RUNNING = 4
 
 
-async def run_gateway(config: Config) -> int:
-    """``hermes gateway run``: serve until SIGINT/SIGTERM; returns the exit code."""
+Beside = Callable[[Gateway], AbstractAsyncContextManager[object]]
+"""Something served beside the started gateway, stopped after it (the dashboard: it sits
+above this layer, so the command line hands it in)."""
+
+
+async def run_gateway(config: Config, also_serve: Sequence[Beside] = ()) -> int:
+    """``hermes gateway run``: serve until SIGINT/SIGTERM; returns the exit code.
+
+    Each of ``also_serve`` is entered once the gateway has started and left after it stopped
+    (an OSError entering one, a port in use, is a failed start)."""
     configure_logging(config)
     try:
         lock = DaemonLock.acquire(hermes_home())  # held until this function returns
@@ -49,11 +60,19 @@ async def run_gateway(config: Config) -> int:
                 log.error("gateway failed to start: %s", exc)
                 await gateway.stop(grace_seconds=0)
                 return EXIT_STARTUP_FAILED
-            try:
-                await first_of(stop, gateway.no_adapter_left)
-            finally:
-                log.info("shutting down: letting running turns finish")
-                await gateway.stop()
+            async with contextlib.AsyncExitStack() as beside:
+                try:
+                    for serve in also_serve:
+                        await beside.enter_async_context(serve(gateway))
+                except OSError as exc:  # a port taken, say
+                    log.error("gateway failed to start: %s", exc)
+                    await gateway.stop(grace_seconds=0)
+                    return EXIT_STARTUP_FAILED
+                try:
+                    await first_of(stop, gateway.no_adapter_left)
+                finally:
+                    log.info("shutting down: letting running turns finish")
+                    await gateway.stop()
     if gateway.no_adapter_left.is_set():
         log.error("gateway stopped: no platform adapter is left (see the errors above)")
         return EXIT_NO_ADAPTER_LEFT

@@ -35,6 +35,7 @@ from gateway.platforms.base import AdapterHooks, DeliveryTarget, PlatformAuthErr
 from gateway.platforms.registry import PLATFORMS
 from gateway.reports.totals import health_text
 from gateway.runtime.app import App
+from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import resume_steps
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.sessions.runtime import SessionAddress, TurnSource
@@ -122,8 +123,17 @@ class Gateway:
         )
         self.media = MediaReader(app.config.media, app.services.model)
         """Reads the photos, files and voice notes of a turn before the model sees it."""
+        self.metrics = DaemonMetrics()
+        """Latencies, levels and retries only the running daemon knows (``/metrics``)."""
+        self.metrics.watch(
+            queue_depth=lambda: self.workers.queued_count,
+            live_sessions=lambda: app.sessions.loaded_count,
+        )
         self.delivery = Deliverer(
-            app.repo, self.adapters, RetryPolicy.from_settings(app.config.gateway)
+            app.repo,
+            self.adapters,
+            RetryPolicy.from_settings(app.config.gateway),
+            on_retry=self.metrics.retried,
         )
         self.overhead_ms: collections.deque[float] = collections.deque(maxlen=OVERHEAD_SAMPLES)
         """Per handled turn: time in the gateway and agent minus time waiting on the model."""
@@ -137,6 +147,8 @@ class Gateway:
         self._resumed = asyncio.Event()
         """Set once what the last run left pending is dispatched; live messages wait for it."""
         self._resumed_ids: set[tuple[str, str]] = set()
+        self.identities: dict[str, str] = {}
+        """Who each adapter that started is connected as (``@name``)."""
         self.no_adapter_left = asyncio.Event()
         """Set when every adapter has stopped for good: the daemon has nothing left to do."""
 
@@ -163,6 +175,7 @@ class Gateway:
                 await adapter.stop()
                 adapter.fail(str(exc))
                 continue
+            self.identities[adapter.name] = identity
             log.info("%s: connected as %s", adapter.name, identity)
         log.info("%s", self.app.services.caching_line)
         log.info("%s", self.app.services.summary_line)
@@ -379,30 +392,43 @@ class Gateway:
         self, key: str, batch: list[InboundMessage], stored_message_id: int | None = None
     ) -> None:
         """A command, or one agent turn for the merged messages (``stored_message_id``: the
-        user message a crashed run already stored for them)."""
+        user message a crashed run already stored for them), traced as one ``turn`` span."""
         first = batch[0]
-        if first.command is not None:
-            await self._run_command(first, first.command)
-            return
-        refusal = await self.budget.refusal(
-            _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
-        )
-        if refusal is not None:  # over a spending limit: no model call
-            await self.delivery.deliver(batch, [refusal])
-            return
-        attached = [kind for message in batch for kind in message.attachments]
-        adapter = self.adapters[first.platform]
-        media = PreparedMedia()
-        if stored_message_id is None:  # a resumed turn's content is stored already
-            runtime = await self.app.sessions.get(_address(batch[-1]))
-            media = await self.media.prepare(
-                batch, adapter.fetch_file, first.platform, runtime.model.info
-            )
-            if not any(message.text for message in batch) and not media.parts:
-                # Nothing the model could read: say so (or what the bot can do for a bare
-                # mention) instead of staying silent.
-                await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
+        attributes: dict[str, str | int] = {
+            "hermes.platform": first.platform,
+            "hermes.messages": len(batch),
+        }
+        with self.app.services.spans.span("turn", attributes):
+            if first.command is not None:
+                await self._run_command(first, first.command)
                 return
+            await self._turn(key, batch, stored_message_id)
+
+    async def _turn(
+        self, key: str, batch: list[InboundMessage], stored_message_id: int | None
+    ) -> None:
+        first = batch[0]
+        spans = self.app.services.spans
+        attached = [kind for message in batch for kind in message.attachments]
+        with spans.span("receive", {"hermes.attachments": len(attached)}):
+            refusal = await self.budget.refusal(
+                _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
+            )
+            if refusal is not None:  # over a spending limit: no model call
+                await self.delivery.deliver(batch, [refusal])
+                return
+            adapter = self.adapters[first.platform]
+            media = PreparedMedia()
+            if stored_message_id is None:  # a resumed turn's content is stored already
+                runtime = await self.app.sessions.get(_address(batch[-1]))
+                media = await self.media.prepare(
+                    batch, adapter.fetch_file, first.platform, runtime.model.info
+                )
+                if not any(message.text for message in batch) and not media.parts:
+                    # Nothing the model could read: say so (or what the bot can do for a bare
+                    # mention) instead of staying silent.
+                    await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
+                    return
         notices = [*media.notices, *([unread_attachment_notice(attached)] if attached else [])]
         address = _address(batch[-1])
         link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
@@ -427,9 +453,13 @@ class Gateway:
         # A reply shown live is already in the chat, above anything sent now.
         streamed = live is not None and bool(live.messages)
         texts = [reply.text, *notices] if streamed else [*notices, reply.text]
-        await self.delivery.deliver(batch, texts)
+        with spans.span("delivery", {"hermes.parts": len(texts)}):
+            await self.delivery.deliver(batch, texts)
         waited = reply.result.wait_seconds if reply.result else 0.0
-        self.overhead_ms.append((time.perf_counter() - started - waited) * 1000)
+        took = time.perf_counter() - started
+        self.overhead_ms.append((took - waited) * 1000)
+        self.metrics.turn_seconds.labels(first.platform).observe(took)
+        self.metrics.model_seconds.labels(first.platform).observe(waited)
 
     def _nothing_to_read(self, media: PreparedMedia, attached: list[str]) -> list[str]:
         """The answer to a turn with nothing for the model: what could not be read, or, for a

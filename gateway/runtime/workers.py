@@ -67,6 +67,11 @@ class SessionWorkers(Generic[T]):
         return len(self._workers)
 
     @property
+    def queued_count(self) -> int:
+        """Items waiting for their batch (not counting the batches running now)."""
+        return sum(len(worker.queue) for worker in self._workers.values())
+
+    @property
     def idle(self) -> bool:
         """Whether no session has work queued or a batch running."""
         return not any(

@@ -180,6 +180,7 @@ class SessionRuntime:
                 cache_ttl=self._cache_ttl,
             ),
             gate=self.compactions,
+            spans=self.services.spans,
         )
 
     @property
@@ -335,9 +336,10 @@ class SessionRuntime:
         self.clock.observe(sent_at)
         waited = 0.0
         if not resumed:
-            before = await self.compactions.before_turn(
-                last_call_at=last_call_at, now=now, gap_compacted=gap_compacted
-            )
+            with self.services.spans.span("hygiene", {"hermes.hygiene.step": "policy"}):
+                before = await self.compactions.before_turn(
+                    last_call_at=last_call_at, now=now, gap_compacted=gap_compacted
+                )
             reply.policy = before.applied
             waited += before.waited_seconds
             starts_visit = self._starts_visit(last_call_at, now)
@@ -345,7 +347,8 @@ class SessionRuntime:
             if starts_visit:  # the cache is cold: the memory's snapshot may change for free
                 await self.session.refresh_system_prompt()
         started = time.perf_counter()
-        reply.hygiene = await self.compactions.before_turn_window()
+        with self.services.spans.span("hygiene", {"hermes.hygiene.step": "window"}):
+            reply.hygiene = await self.compactions.before_turn_window()
         waited += time.perf_counter() - started
         result = await self.loop.run_turn(None, observer=observer)
         result.wait_seconds += waited

@@ -20,6 +20,7 @@ from agent.policy.session_policy import PolicySettings
 from agent.prompt_caching import CachePolicy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
+from agent.spans import NO_SPANS, Spans
 from agent.tools import ToolProvider
 from agent.types import Usage
 from gateway.config.prices import chat_model_info, check_prices, summary_model_info
@@ -64,6 +65,8 @@ class AgentServices:
     elapsed: ElapsedTime = field(default_factory=ElapsedTime)
     tool_providers: list[ToolProvider] = field(default_factory=list)
     """Tools beyond the built-ins every session offers (the MCP servers')."""
+    spans: Spans = NO_SPANS
+    """Where each turn's model calls, tool calls and compactions are traced (none: no-op)."""
     """How session clocks measure the time since a session's newest message (the idle timer)."""
 
     @property
@@ -188,7 +191,10 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
 
 
 def build_services(
-    config: Config, repo: ServicesStore, tool_providers: Sequence[ToolProvider] = ()
+    config: Config,
+    repo: ServicesStore,
+    tool_providers: Sequence[ToolProvider] = (),
+    spans: Spans = NO_SPANS,
 ) -> AgentServices:
     """Build the providers and auxiliary client.
 
@@ -209,4 +215,5 @@ def build_services(
         cache_policy=default.cache_policy,
         models=models,
         tool_providers=list(tool_providers),
+        spans=spans,
     )

@@ -3,7 +3,9 @@ uvicorn over the store of the scripted night of ``test_dashboard``: nothing show
 token, the login link opens every page without a console error, the numbers are those of
 ``hermes usage``, the manual compaction is on its session's timeline, and the users page's
 form stores an access decision. A screenshot of each page is saved under
-``$HERMES_TEST_ARTEFACTS`` (default: the test's temporary folder), never committed.
+``$HERMES_TEST_ARTEFACTS`` (default: the test's temporary folder), never committed. And the
+same pages served by a running daemon (``dashboard.enabled``) with its platforms and MCP
+server on the operations page.
 
 Needs Debian's chromium and chromium-driver (``./dev.sh test`` installs them with apt); the
 test fails, naming them, where they are missing.
@@ -18,6 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 from selenium import webdriver
@@ -30,7 +33,19 @@ from gateway.dashboard.server import dashboard_context
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
 from gateway.users.access import day_start, usage_window
+from sandbox.telegram_api import TelegramEmulator
+from tests.gateway.conftest import ALICE
 from tests.gateway.test_dashboard import CAROL, TOKEN, night  # noqa: F401 - the fixture
+from tests.gateway.test_dashboard_daemon import TOKEN as DAEMON_TOKEN
+from tests.gateway.test_dashboard_daemon import (
+    WAIT,
+    daemon,
+    daemon_config,  # noqa: F401 - the fixture
+    until_served,
+    url,
+    with_dashboard,
+)
+from tests.gateway.test_mcp_tools import PID_ENV, mcp_config
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -155,3 +170,42 @@ async def test_the_dashboard_in_a_real_browser(
         "sessions.png",
         "users.png",
     ]
+
+
+async def test_the_daemons_dashboard_in_a_real_browser(
+    daemon_config: Config,  # noqa: F811
+    telegram: TelegramEmulator,
+    browser: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``dashboard.enabled``: the running daemon's pages, its platforms and MCP server on the
+    operations page, without a console error."""
+    monkeypatch.setenv(PID_ENV, str(tmp_path / "notes.pid"))
+    config = with_dashboard(mcp_config(daemon_config), port=daemon_config.dashboard.port)
+    shots = Path(os.environ.get(ARTEFACTS_ENV, tmp_path)) / "dashboard"
+    shots.mkdir(parents=True, exist_ok=True)
+
+    async def run(step: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.to_thread(step, *args)
+
+    def text(css: str) -> str:
+        return str(browser.find_element("css selector", css).text)
+
+    async with httpx.AsyncClient(timeout=WAIT) as client, daemon(config) as task:
+        await until_served(client, url(config, "/"), task)
+        telegram.push_message(ALICE, "hello from the browser test")
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        await run(browser.get, url(config, f"/login?token={DAEMON_TOKEN}"))
+        assert browser.current_url == url(config, "/")
+        assert await run(_console_errors, browser) == []
+        async with asyncio.timeout(WAIT):  # the MCP server connects on its own
+            while True:
+                await run(browser.get, url(config, "/operations"))
+                if "ready" in await run(text, "#mcp tr[data-server=notes]"):
+                    break
+                await asyncio.sleep(0.05)
+        assert "connected" in await run(text, "#platforms tr[data-platform=telegram]")
+        assert "running (pid" in await run(text, "#daemon")
+        await run(browser.save_screenshot, str(shots / "operations-daemon.png"))
+        assert await run(_console_errors, browser) == []
