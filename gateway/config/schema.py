@@ -224,6 +224,17 @@ class MemorySettings(_Section):
     """Reserved: compaction handing durable facts to memory (not implemented yet)."""
 
 
+class JobsSettings(_Section):
+    """Scheduled jobs: the ``schedule`` tool (offered whenever enabled, no need to list it in
+    ``agent.tools``), ``/jobs`` and ``/tz``, and the scheduler in the daemon."""
+
+    enabled: bool = True
+    max_per_user: Annotated[int, Field(ge=1, le=1000)] = 20
+    grace_minutes: Annotated[int, Field(ge=0)] = 60
+    """A job missed while the daemon was down runs at start if at most this late, else it is
+    skipped and its owner told."""
+
+
 class Config(_Section):
     """The whole validated configuration."""
 
@@ -240,6 +251,7 @@ class Config(_Section):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    jobs: JobsSettings = Field(default_factory=JobsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
 
     source: str = Field(default="built-in defaults", exclude=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from gateway.config.schema import Config, database_url
 from gateway.config.secrets import install_log_sanitizer
+from gateway.jobs.clock import JobClock
 from gateway.runtime.log_setup import QUIET_LIBRARIES, configure_logging
 from gateway.sessions.manager import SessionManager
 from gateway.sessions.mcp_servers import McpServers
@@ -31,12 +32,15 @@ class App:
 
 
 @asynccontextmanager
-async def open_app(config: Config, *, with_tools: bool = False) -> AsyncIterator[App]:
+async def open_app(
+    config: Config, *, with_tools: bool = False, job_clock: JobClock | None = None
+) -> AsyncIterator[App]:
     """Open the store (applying migrations), build services and a session manager.
 
     ``with_tools`` (the daemon and ``hermes chat``) starts the MCP servers too, in parallel
-    with opening the store. Secrets are masked in the log from here on, also when the caller
-    configured logging itself.
+    with opening the store. ``job_clock``: the scheduled jobs' clock (tests move it).
+    Secrets are masked in the log from here on, also when the caller configured logging
+    itself.
     """
     install_log_sanitizer(config)
     servers = McpServers()
@@ -50,7 +54,7 @@ async def open_app(config: Config, *, with_tools: bool = False) -> AsyncIterator
             if starting is not None:
                 servers = await starting
             repo = Repository(store)
-            services = build_services(config, repo, servers.providers)
+            services = build_services(config, repo, servers.providers, job_clock)
             sessions = SessionManager(services)
             try:
                 yield App(config, store, repo, services, sessions)

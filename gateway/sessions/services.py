@@ -24,6 +24,8 @@ from agent.tools import ToolProvider
 from agent.types import Usage
 from gateway.config.prices import chat_model_info, check_prices, summary_model_info
 from gateway.config.schema import Config, hermes_home, require_secret
+from gateway.jobs.board import JobBoard
+from gateway.jobs.clock import JobClock
 from gateway.sessions.model_choice import ModelChoices
 from gateway.store.archive import StoreArchive
 from gateway.store.ports import ServicesStore, SessionStore
@@ -64,6 +66,8 @@ class AgentServices:
     elapsed: ElapsedTime = field(default_factory=ElapsedTime)
     tool_providers: list[ToolProvider] = field(default_factory=list)
     """Tools beyond the built-ins every session offers (the MCP servers')."""
+    jobs: JobBoard | None = None
+    """Scheduled jobs (None: ``jobs.enabled`` is off): the ``schedule`` tool adds to it."""
     """How session clocks measure the time since a session's newest message (the idle timer)."""
 
     @property
@@ -188,7 +192,10 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
 
 
 def build_services(
-    config: Config, repo: ServicesStore, tool_providers: Sequence[ToolProvider] = ()
+    config: Config,
+    repo: ServicesStore,
+    tool_providers: Sequence[ToolProvider] = (),
+    job_clock: JobClock | None = None,
 ) -> AgentServices:
     """Build the providers and auxiliary client.
 
@@ -209,4 +216,5 @@ def build_services(
         cache_policy=default.cache_policy,
         models=models,
         tool_providers=list(tool_providers),
+        jobs=JobBoard(repo, config.jobs, job_clock) if config.jobs.enabled else None,
     )

@@ -13,7 +13,8 @@
 * catch-up (``repository_catchup``): where a platform's history replay starts;
 * dead letters (``repository_dead_letters``): quarantined updates;
 * export (``repository_export``): a session as JSON-safe dicts;
-* memory (``repository_memory``): each user's (or group chat's) remembered entries.
+* memory (``repository_memory``): each user's (or group chat's) remembered entries;
+* jobs (``repository_jobs``): scheduled jobs and each user's time zone.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -34,6 +35,7 @@ from gateway.store.repository_dead_letters import DeadLetterQueries
 from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
+from gateway.store.repository_jobs import JobQueries
 from gateway.store.repository_live import LiveMessageQueries
 from gateway.store.repository_memory import MemoryQueries
 from gateway.store.repository_messages import MessageQueries
@@ -68,6 +70,7 @@ class Repository(
     DeadLetterQueries,
     LiveMessageQueries,
     MemoryQueries,
+    JobQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

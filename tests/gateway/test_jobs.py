@@ -1,0 +1,172 @@
+"""Scheduled jobs through the real daemon: the Telegram and Anthropic emulators, a moved clock.
+
+The model's ``schedule`` calls are scripted with the Anthropic emulator's ``[[tool:NAME
+{args}]]`` directive; it answers a job's prompt with "Noted: <prompt>...". The jobs' clock is a
+:class:`ManualClock` the test moves: nothing sleeps for real.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.runtime.app import open_app
+from gateway.runtime.gateway import Gateway
+from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.telegram_api import TelegramEmulator
+from tests.gateway.conftest import ALICE, all_quiet, gateway_config
+from tests.gateway.manual_clock import ManualClock
+
+START = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
+STRETCH = "Remind Alice to stretch"
+
+ClockedGateway = Callable[[], AbstractAsyncContextManager[Gateway]]
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture
+def run_clocked(
+    tmp_path: Path, anthropic: AnthropicEmulator, telegram: TelegramEmulator, clock: ManualClock
+) -> ClockedGateway:
+    """``async with run_clocked() as gateway``: the daemon on Telegram with the test's clock;
+    run it again for a restart (same database, same emulators)."""
+
+    @asynccontextmanager
+    async def running() -> AsyncIterator[Gateway]:
+        config = gateway_config(tmp_path, anthropic, telegram=telegram)
+        async with open_app(config, job_clock=clock) as app:
+            gateway = Gateway(app, hold_seconds=0.3)
+            await gateway.start()
+            try:
+                yield gateway
+            finally:
+                await gateway.stop(grace_seconds=2.0)
+
+    return running
+
+
+def schedule(**args: Any) -> str:
+    """A user message the emulated model answers with a schedule call."""
+    return f"[[tool:schedule {json.dumps(args)}]]"
+
+
+async def say(gateway: Gateway, telegram: TelegramEmulator, text: str) -> str:
+    """Alice writes; returns the bot's last message to her once all is quiet."""
+    telegram.push_message(ALICE, text)
+    await all_quiet(gateway, telegram)
+    return str(telegram.sent_messages(ALICE)[-1]["text"])
+
+
+async def at(
+    clock: ManualClock, gateway: Gateway, telegram: TelegramEmulator, when: datetime
+) -> None:
+    await clock.advance_to(when)
+    await all_quiet(gateway, telegram)
+
+
+def answers_to(telegram: TelegramEmulator, prompt: str) -> list[str]:
+    texts = [str(message["text"]) for message in telegram.sent_messages(ALICE)]
+    return [text for text in texts if text.startswith(f"Noted: {prompt}")]
+
+
+async def test_a_reminder_in_two_minutes_is_answered_at_its_time_exactly_once(
+    run_clocked: ClockedGateway,
+    clock: ManualClock,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+) -> None:
+    async with run_clocked() as gateway:
+        await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=120))
+        tool_result = str(anthropic.requests[-1].body["messages"][-1]["content"])
+        await at(clock, gateway, telegram, START + timedelta(seconds=119))
+        before = answers_to(telegram, STRETCH)
+        await at(clock, gateway, telegram, START + timedelta(seconds=120))
+        job_request = anthropic.requests[-1]
+        await at(clock, gateway, telegram, START + timedelta(days=1))
+        after_a_day = answers_to(telegram, STRETCH)
+        listed = await say(gateway, telegram, "/jobs")
+    assert "Scheduled job 1: first run 2026-12-05 10:02 (UTC)" in tool_result
+    assert before == []
+    assert job_request.last_user_text == STRETCH
+    assert len(after_a_day) == 1
+    assert listed.startswith("You have no scheduled jobs")
+
+
+async def test_jobs_lists_pending_jobs_and_cancels_one(
+    run_clocked: ClockedGateway, clock: ManualClock, telegram: TelegramEmulator
+) -> None:
+    async with run_clocked() as gateway:
+        await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=600))
+        await say(gateway, telegram, schedule(prompt="Summarise the news", cron="30 8 * * *"))
+        listed = await say(gateway, telegram, "/jobs")
+        cancelled = await say(gateway, telegram, "/jobs cancel 1")
+        await at(clock, gateway, telegram, START + timedelta(hours=1))
+        after = await say(gateway, telegram, "/jobs")
+    assert listed == (
+        "Your scheduled jobs:\n"
+        f"1. 2026-12-05 10:10 (UTC): {STRETCH}\n"
+        "2. 2026-12-06 08:30 (UTC), repeats 30 8 * * *: Summarise the news"
+    )
+    assert cancelled == "Cancelled job 1."
+    assert answers_to(telegram, STRETCH) == []
+    assert after == (
+        "Your scheduled jobs:\n2. 2026-12-06 08:30 (UTC), repeats 30 8 * * *: Summarise the news"
+    )
+
+
+async def test_a_daily_job_in_berlin_fires_at_seven_local_across_the_dst_change(
+    run_clocked: ClockedGateway,
+    clock: ManualClock,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+) -> None:
+    clock.set(datetime(2026, 3, 27, 12, 0, tzinfo=UTC))
+    prompt = "Good morning summary"
+    async with run_clocked() as gateway:
+        told = await say(gateway, telegram, "/tz Europe/Berlin")
+        await say(gateway, telegram, schedule(prompt=prompt, cron="0 7 * * *"))
+        fired = []
+        for when in [
+            datetime(2026, 3, 28, 5, 59, 59, tzinfo=UTC),
+            datetime(2026, 3, 28, 6, 0, tzinfo=UTC),  # 07:00 CET
+            datetime(2026, 3, 29, 4, 59, 59, tzinfo=UTC),
+            datetime(2026, 3, 29, 5, 0, tzinfo=UTC),  # 07:00 CEST
+        ]:
+            await at(clock, gateway, telegram, when)
+            fired.append(len(answers_to(telegram, prompt)))
+        listed = await say(gateway, telegram, "/jobs")
+    assert told.startswith("Your time zone is now Europe/Berlin")
+    assert fired == [0, 1, 1, 2]
+    assert "2026-03-30 07:00 (Europe/Berlin)" in listed
+
+
+async def test_a_job_missed_while_down_runs_once_within_grace_and_is_reported_beyond(
+    run_clocked: ClockedGateway, clock: ManualClock, telegram: TelegramEmulator
+) -> None:
+    async with run_clocked() as gateway:
+        await say(gateway, telegram, schedule(prompt="Water the plants", delay_seconds=60))
+        await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=3000))
+    clock.set(START + timedelta(minutes=90))  # down: 89 and 40 minutes late at the start
+    async with run_clocked() as gateway:
+        await clock.advance_to(START + timedelta(minutes=90, seconds=1))
+        await all_quiet(gateway, telegram)
+    async with run_clocked() as gateway:  # once more: nothing is run again
+        await at(clock, gateway, telegram, START + timedelta(days=2))
+    texts = [str(message["text"]) for message in telegram.sent_messages(ALICE)]
+    assert len(answers_to(telegram, STRETCH)) == 1
+    assert answers_to(telegram, "Water the plants") == []
+    missed = [text for text in texts if text.startswith("I could not run")]
+    assert missed == [
+        "I could not run your scheduled job “Water the plants” due 2026-12-05 10:01 (UTC): I was "
+        "offline for more than 60 minutes after its time, so it was skipped."
+    ]
