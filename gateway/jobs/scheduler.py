@@ -32,6 +32,8 @@ MISSED_TEXT = (
     "{grace} minutes after its time, so it was skipped."
 )
 
+OVER_BUDGET_TEXT = "Your scheduled job “{prompt}” was skipped. {refusal}"
+
 Dispatch = Callable[[InboundMessage], None]
 MayRun = Callable[[InboundMessage], Awaitable[bool]]
 
@@ -41,6 +43,11 @@ def preview(prompt: str) -> str:
     if len(prompt) <= PROMPT_PREVIEW_CHARS:
         return prompt
     return prompt[: PROMPT_PREVIEW_CHARS - 1].rstrip() + "…"
+
+
+def over_budget_notice(run: InboundMessage, refusal: str) -> str:
+    """What the owner of a job run refused by a spending limit is told."""
+    return OVER_BUDGET_TEXT.format(prompt=preview(run.text), refusal=refusal)
 
 
 def run_message(job: JobRecord, *, missed_text: str | None = None) -> InboundMessage:

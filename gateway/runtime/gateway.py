@@ -25,7 +25,7 @@ from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.delivery.deliverer import Deliverer, RetryPolicy
 from gateway.delivery.in_flight import InFlight
 from gateway.delivery.live_reply import live_reply
-from gateway.jobs.scheduler import JobScheduler
+from gateway.jobs.scheduler import JobScheduler, over_budget_notice
 from gateway.media.prepare import MediaReader, PreparedMedia
 from gateway.messages.attachments import empty_message_reply, unread_attachment_notice
 from gateway.messages.failures import failure_summary
@@ -39,7 +39,7 @@ from gateway.runtime.app import App
 from gateway.runtime.resume import resume_steps
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.sessions.runtime import SessionAddress, TurnSource
-from gateway.store.job_records import is_missed_run
+from gateway.store.job_records import is_job_run, is_missed_run
 from gateway.store.ports import GatewayStore
 from gateway.store.records import InboundLink, InboundRecord
 from gateway.users.access import Budget, RuntimeAccess
@@ -411,6 +411,8 @@ class Gateway:
             _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
         )
         if refusal is not None:  # over a spending limit: no model call
+            if is_job_run(batch[-1].platform_message_id):
+                refusal = over_budget_notice(batch[-1], refusal)
             await self.delivery.deliver(batch, [refusal])
             return
         attached = [kind for message in batch for kind in message.attachments]

@@ -26,6 +26,11 @@ def job_run_id(job_id: int, run: int, *, missed: bool = False) -> str:
     return f"{JOB_RUN_PREFIX}{job_id}-{run}{'-missed' if missed else ''}"
 
 
+def is_job_run(platform_message_id: str) -> bool:
+    """Whether an inbound id stands for a job's run (not a message someone wrote)."""
+    return platform_message_id.startswith(JOB_RUN_PREFIX)
+
+
 def is_missed_run(platform_message_id: str) -> bool:
     """Whether an inbound id stands for a run that was skipped (the user is told, no turn)."""
     return platform_message_id.startswith(JOB_RUN_PREFIX) and platform_message_id.endswith(

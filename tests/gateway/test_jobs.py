@@ -26,7 +26,8 @@ from tests.gateway.manual_clock import ManualClock
 START = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
 STRETCH = "Remind Alice to stretch"
 
-ClockedGateway = Callable[[], AbstractAsyncContextManager[Gateway]]
+CAROL = 77
+ClockedGateway = Callable[..., AbstractAsyncContextManager[Gateway]]
 
 
 @pytest.fixture
@@ -42,8 +43,12 @@ def run_clocked(
     run it again for a restart (same database, same emulators)."""
 
     @asynccontextmanager
-    async def running() -> AsyncIterator[Gateway]:
-        config = gateway_config(tmp_path, anthropic, telegram=telegram)
+    async def running(
+        limits: dict[str, Any] | None = None, **options: Any
+    ) -> AsyncIterator[Gateway]:
+        config = gateway_config(tmp_path, anthropic, telegram=telegram, **options)
+        for name, value in (limits or {}).items():
+            setattr(config.limits, name, value)
         async with open_app(config, job_clock=clock) as app:
             gateway = Gateway(app, hold_seconds=0.3)
             await gateway.start()
@@ -60,11 +65,11 @@ def schedule(**args: Any) -> str:
     return f"[[tool:schedule {json.dumps(args)}]]"
 
 
-async def say(gateway: Gateway, telegram: TelegramEmulator, text: str) -> str:
-    """Alice writes; returns the bot's last message to her once all is quiet."""
-    telegram.push_message(ALICE, text)
+async def say(gateway: Gateway, telegram: TelegramEmulator, text: str, user: int = ALICE) -> str:
+    """Alice (or ``user``) writes; returns the bot's last message to them once all is quiet."""
+    telegram.push_message(user, text, username={ALICE: "alice", CAROL: "carol"}[user])
     await all_quiet(gateway, telegram)
-    return str(telegram.sent_messages(ALICE)[-1]["text"])
+    return str(telegram.sent_messages(user)[-1]["text"])
 
 
 async def at(
@@ -74,8 +79,8 @@ async def at(
     await all_quiet(gateway, telegram)
 
 
-def answers_to(telegram: TelegramEmulator, prompt: str) -> list[str]:
-    texts = [str(message["text"]) for message in telegram.sent_messages(ALICE)]
+def answers_to(telegram: TelegramEmulator, prompt: str, user: int = ALICE) -> list[str]:
+    texts = [str(message["text"]) for message in telegram.sent_messages(user)]
     return [text for text in texts if text.startswith(f"Noted: {prompt}")]
 
 
@@ -170,3 +175,50 @@ async def test_a_job_missed_while_down_runs_once_within_grace_and_is_reported_be
         "I could not run your scheduled job “Water the plants” due 2026-12-05 10:01 (UTC): I was "
         "offline for more than 60 minutes after its time, so it was skipped."
     ]
+
+
+async def test_forget_deletes_the_users_jobs(
+    run_clocked: ClockedGateway, clock: ManualClock, telegram: TelegramEmulator
+) -> None:
+    async with run_clocked() as gateway:
+        await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=600))
+        asked = await say(gateway, telegram, "/forget")
+        done = await say(gateway, telegram, "/forget confirm")
+        await at(clock, gateway, telegram, START + timedelta(hours=1))
+        listed = await say(gateway, telegram, "/jobs")
+    assert "your scheduled jobs (1)" in asked
+    assert "1 scheduled job(s)" in done
+    assert answers_to(telegram, STRETCH) == []
+    assert listed.startswith("You have no scheduled jobs")
+
+
+async def test_a_denied_users_jobs_are_disabled(
+    run_clocked: ClockedGateway,
+    clock: ManualClock,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+) -> None:
+    access = {"allowed_users": [ALICE, CAROL], "admin_users": [ALICE]}
+    async with run_clocked(telegram_settings=access) as gateway:
+        await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=60), user=CAROL)
+        await say(gateway, telegram, f"/deny {CAROL}")
+        await at(clock, gateway, telegram, START + timedelta(minutes=5))
+        job = await gateway.app.repo.get_job(1)
+    assert answers_to(telegram, STRETCH, user=CAROL) == []
+    assert all(request.last_user_text != STRETCH for request in anthropic.requests)
+    assert job is not None and job.status == "disabled"
+
+
+async def test_a_job_over_the_budget_is_skipped_with_a_notice(
+    run_clocked: ClockedGateway,
+    clock: ManualClock,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+) -> None:
+    async with run_clocked(limits={"daily_usd_per_user": 0.000_001}) as gateway:
+        await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=60))
+        calls = len(anthropic.requests)
+        await at(clock, gateway, telegram, START + timedelta(minutes=1))
+    assert len(anthropic.requests) == calls
+    notice = str(telegram.sent_messages(ALICE)[-1]["text"])
+    assert notice.startswith(f"Your scheduled job “{STRETCH}” was skipped. Sorry, you have used")
