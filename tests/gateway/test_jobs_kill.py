@@ -1,0 +1,71 @@
+"""The real daemon, killed with SIGKILL while a job's turn runs at its due time, restarted:
+the job is answered exactly once (its run was claimed and recorded in one commit)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import yaml
+
+from gateway.store.db import open_store
+from gateway.store.repository import Repository
+from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.telegram_api import TelegramEmulator
+from tests.gateway.conftest import ALICE, MODEL_KEY_ENV, gateway_config
+from tests.gateway.test_daemon_kill import START_TIMEOUT, start_daemon, wait_for
+
+PROMPT = "Remind Alice to stretch"
+DELAY_SECONDS = 3
+"""Real seconds: the daemon runs on the machine's clock."""
+
+
+def typing_count(telegram: TelegramEmulator) -> int:
+    return telegram.chat_actions.count((ALICE, "typing"))
+
+
+async def test_sigkill_while_a_job_runs_then_restart_answers_it_exactly_once(
+    telegram: TelegramEmulator, anthropic: AnthropicEmulator, tmp_path: Path
+) -> None:
+    config = gateway_config(tmp_path, anthropic, telegram=telegram)
+    config_path = tmp_path / "config.yaml"
+    config_path.write_text(yaml.safe_dump(config.model_dump(mode="json")))
+    assert os.environ[MODEL_KEY_ENV]
+    log_path = tmp_path / "daemon.log"
+    args = json.dumps({"prompt": PROMPT, "delay_seconds": DELAY_SECONDS})
+
+    first = await start_daemon(config_path, log_path)
+    try:
+        await wait_for(lambda: telegram.calls_of("getUpdates"), START_TIMEOUT)
+        telegram.push_message(ALICE, f"[[tool:schedule {args}]]")
+        await telegram.wait_for_sent(ALICE, 1, timeout=30)
+        before = typing_count(telegram)
+        anthropic.inject_fault("slow", delay=3)  # the job's model call: still running when killed
+        await wait_for(lambda: typing_count(telegram) > before, 30.0)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        await first.wait()
+    assert len(telegram.sent_messages(ALICE)) == 1
+    assert PROMPT not in [r.last_user_text for r in anthropic.requests]  # killed mid-turn
+
+    second = await start_daemon(config_path, log_path)
+    try:
+        await telegram.wait_for_sent(ALICE, 2, timeout=START_TIMEOUT)
+        telegram.push_message(ALICE, "and this")
+        await telegram.wait_for_sent(ALICE, 3)
+    finally:
+        second.send_signal(signal.SIGTERM)
+        await second.wait()
+    texts = [str(m["text"]) for m in telegram.sent_messages(ALICE)]
+    assert len(texts) == 3, log_path.read_text()
+    assert texts[0].startswith("Tool result: Scheduled job 1")
+    assert texts[1].startswith(f"Noted: {PROMPT}")
+    assert texts[2].startswith("Noted: and this")
+    store = await open_store(config.database.url or "")
+    try:
+        job = await Repository(store).get_job(1)
+    finally:
+        await store.close()
+    assert job is not None and (job.status, job.runs) == ("done", 1)
