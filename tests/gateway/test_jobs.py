@@ -7,6 +7,7 @@ The model's ``schedule`` calls are scripted with the Anthropic emulator's ``[[to
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -222,3 +223,34 @@ async def test_a_job_over_the_budget_is_skipped_with_a_notice(
     assert len(anthropic.requests) == calls
     notice = str(telegram.sent_messages(ALICE)[-1]["text"])
     assert notice.startswith(f"Your scheduled job “{STRETCH}” was skipped. Sorry, you have used")
+
+
+async def test_jobs_due_at_the_same_second_in_two_chats_run_concurrently(
+    run_clocked: ClockedGateway,
+    clock: ManualClock,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+) -> None:
+    both = {"allowed_users": [ALICE, CAROL]}
+    async with run_clocked(telegram_settings=both) as gateway:
+        for user in (ALICE, CAROL):
+            await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=60), user=user)
+        typing = {user: telegram.chat_actions.count((user, "typing")) for user in (ALICE, CAROL)}
+        anthropic.inject_fault("slow", count=2, contains=STRETCH, delay=1.5)
+        await clock.advance_to(START + timedelta(seconds=60))
+        await wait_until(
+            lambda: all(telegram.chat_actions.count((u, "typing")) > n for u, n in typing.items())
+        )
+        answered_while_both_ran = answers_to(telegram, STRETCH) + answers_to(
+            telegram, STRETCH, user=CAROL
+        )
+        await all_quiet(gateway, telegram)
+    assert answered_while_both_ran == []
+    assert len(answers_to(telegram, STRETCH)) == len(answers_to(telegram, STRETCH, user=CAROL)) == 1
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:  # noqa: ASYNC109
+    async with asyncio.timeout(timeout):
+        # The emulator records chat actions with no event to wait on: read its records.
+        while not condition():  # noqa: ASYNC110
+            await asyncio.sleep(0.02)

@@ -8,6 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agent.tools import ToolRegistry
+from gateway.config.schema import JobsSettings
+from gateway.jobs.board import JobBoard
+from gateway.jobs.schedule_tool import JobOrigin, schedule_tool
 from gateway.store import Repository
 from gateway.store.job_records import NewJob, job_run_id
 from gateway.store.repository_jobs import TooManyJobsError
@@ -77,3 +81,52 @@ async def test_a_users_time_zone_is_utc_until_set(any_repo: Repository) -> None:
     await any_repo.set_time_zone("telegram", "42", "Asia/Tokyo")
     assert await any_repo.time_zone("telegram", "42") == "Asia/Tokyo"
     assert await any_repo.time_zone("telegram", "7") is None
+
+
+class StandingClock:
+    """The jobs' clock held at one instant."""
+
+    def __init__(self, now: datetime) -> None:
+        self._now = now
+
+    def now(self) -> datetime:
+        return self._now
+
+    async def sleep_until(self, when: datetime | None, wake: asyncio.Event) -> None:
+        await wake.wait()
+
+
+ORIGIN = JobOrigin("telegram", "42", "42", None, "private", "telegram:42#job7")
+
+
+async def test_the_schedule_tool_reads_times_in_the_users_zone_and_explains_refusals(
+    repo: Repository,
+) -> None:
+    board = JobBoard(repo, JobsSettings(max_per_user=2), StandingClock(DUE))
+    tools = ToolRegistry([schedule_tool(board, ORIGIN)])
+    await repo.set_time_zone("telegram", "42", "Europe/Berlin")
+    daily = await tools.call("schedule", {"prompt": "News", "cron": "0 7 * * *"})
+    once = await tools.call("schedule", {"prompt": "Tea", "at": "2026-12-05T09:00"})
+    refusals = [
+        await tools.call("schedule", args)
+        for args in (
+            {"prompt": "x", "cron": "every day"},
+            {"prompt": "x", "at": "2026-12-05T07:59"},
+            {"prompt": "", "delay_seconds": 5},
+            {"prompt": "x", "delay_seconds": 5},
+        )
+    ]
+    jobs = await repo.pending_jobs("telegram", "42")
+    assert board.changed.is_set()
+    assert "first run 2026-12-06 07:00 (Europe/Berlin), then on '0 7 * * *'" in daily
+    assert "first run 2026-12-05 09:00 (Europe/Berlin)." in once
+    assert [job.next_run_at for job in jobs] == [
+        DUE + timedelta(hours=1),
+        DUE + timedelta(hours=23),
+    ]
+    assert {job.session_key for job in jobs} == {"telegram:42"}  # the chat's, not the job's
+    assert all(r.startswith("Error: ") for r in refusals)
+    assert "not a 5-field cron expression" in refusals[0]
+    assert "is in the past" in refusals[1]
+    assert "missing 'prompt'" in refusals[2]
+    assert "/jobs cancel N" in refusals[3]
