@@ -21,7 +21,7 @@ from gateway.jobs.board import JobBoard
 from gateway.jobs.times import JobTimeError, local_text, next_cron_time
 from gateway.messages.failures import failure_summary
 from gateway.messages.inbound import InboundMessage
-from gateway.store.job_records import JobRecord, job_run_id
+from gateway.store.job_records import JobRecord, job_id_of, job_run_id
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,10 @@ MISSED_TEXT = (
     "{grace} minutes after its time, so it was skipped."
 )
 
-OVER_BUDGET_TEXT = "Your scheduled job “{prompt}” was skipped. {refusal}"
+RUN_HEADER = "[Scheduled job {id}, due {due}]"
+"""Opens a run's text, so the model knows the request is the job's, not the user's now (a
+"remind me" prompt is then carried out, not scheduled again)."""
+OVER_BUDGET_TEXT = "Your scheduled job {id} was skipped. {refusal}"
 
 Dispatch = Callable[[InboundMessage], None]
 MayRun = Callable[[InboundMessage], Awaitable[bool]]
@@ -47,7 +50,7 @@ def preview(prompt: str) -> str:
 
 def over_budget_notice(run: InboundMessage, refusal: str) -> str:
     """What the owner of a job run refused by a spending limit is told."""
-    return OVER_BUDGET_TEXT.format(prompt=preview(run.text), refusal=refusal)
+    return OVER_BUDGET_TEXT.format(id=job_id_of(run.platform_message_id), refusal=refusal)
 
 
 def run_message(job: JobRecord, *, missed_text: str | None = None) -> InboundMessage:
@@ -58,11 +61,12 @@ def run_message(job: JobRecord, *, missed_text: str | None = None) -> InboundMes
     """
     assert job.next_run_at is not None
     missed = missed_text is not None
+    header = RUN_HEADER.format(id=job.id, due=local_text(job.next_run_at, job.time_zone))
     return InboundMessage(
         platform=job.platform,
         chat_id=job.chat_id,
         user_id=job.user_id,
-        text=missed_text if missed_text is not None else job.prompt,
+        text=missed_text if missed_text is not None else f"{header} {job.prompt}",
         platform_message_id=job_run_id(job.id, job.runs + 1, missed=missed),
         session_key=f"{job.session_key}#job{job.id}" if missed else job.run_session_key,
         thread_id=job.thread_id,

@@ -26,6 +26,13 @@ def job_run_id(job_id: int, run: int, *, missed: bool = False) -> str:
     return f"{JOB_RUN_PREFIX}{job_id}-{run}{'-missed' if missed else ''}"
 
 
+def job_id_of(platform_message_id: str) -> int:
+    """The job a run's inbound id stands for (ValueError for another id)."""
+    if not is_job_run(platform_message_id):
+        raise ValueError(f"{platform_message_id!r} is no job run")
+    return int(platform_message_id.removeprefix(JOB_RUN_PREFIX).split("-", 1)[0])
+
+
 def is_job_run(platform_message_id: str) -> bool:
     """Whether an inbound id stands for a job's run (not a message someone wrote)."""
     return platform_message_id.startswith(JOB_RUN_PREFIX)

@@ -81,8 +81,9 @@ async def at(
 
 
 def answers_to(telegram: TelegramEmulator, prompt: str, user: int = ALICE) -> list[str]:
+    """The answers to runs of a job with this prompt (the model sees the run's header first)."""
     texts = [str(message["text"]) for message in telegram.sent_messages(user)]
-    return [text for text in texts if text.startswith(f"Noted: {prompt}")]
+    return [text for text in texts if text.startswith("Noted: [Scheduled job") and prompt in text]
 
 
 async def test_a_reminder_in_two_minutes_is_answered_at_its_time_exactly_once(
@@ -103,7 +104,7 @@ async def test_a_reminder_in_two_minutes_is_answered_at_its_time_exactly_once(
         listed = await say(gateway, telegram, "/jobs")
     assert "Scheduled job 1: first run 2026-12-05 10:02 (UTC)" in tool_result
     assert before == []
-    assert job_request.last_user_text == STRETCH
+    assert job_request.last_user_text == f"[Scheduled job 1, due 2026-12-05 10:02 (UTC)] {STRETCH}"
     assert len(after_a_day) == 1
     assert listed.startswith("You have no scheduled jobs")
 
@@ -222,7 +223,7 @@ async def test_a_job_over_the_budget_is_skipped_with_a_notice(
         await at(clock, gateway, telegram, START + timedelta(minutes=1))
     assert len(anthropic.requests) == calls
     notice = str(telegram.sent_messages(ALICE)[-1]["text"])
-    assert notice.startswith(f"Your scheduled job “{STRETCH}” was skipped. Sorry, you have used")
+    assert notice.startswith("Your scheduled job 1 was skipped. Sorry, you have used")
 
 
 async def test_jobs_due_at_the_same_second_in_two_chats_run_concurrently(
