@@ -45,11 +45,13 @@ def run_clocked(
 
     @asynccontextmanager
     async def running(
-        limits: dict[str, Any] | None = None, **options: Any
+        limits: dict[str, Any] | None = None, jobs: dict[str, Any] | None = None, **options: Any
     ) -> AsyncIterator[Gateway]:
         config = gateway_config(tmp_path, anthropic, telegram=telegram, **options)
         for name, value in (limits or {}).items():
             setattr(config.limits, name, value)
+        for name, value in (jobs or {}).items():
+            setattr(config.jobs, name, value)
         async with open_app(config, job_clock=clock) as app:
             gateway = Gateway(app, hold_seconds=0.3)
             await gateway.start()
@@ -102,6 +104,7 @@ async def test_a_reminder_in_two_minutes_is_answered_at_its_time_exactly_once(
         await at(clock, gateway, telegram, START + timedelta(days=1))
         after_a_day = answers_to(telegram, STRETCH)
         listed = await say(gateway, telegram, "/jobs")
+    assert "schedule" in [tool["name"] for tool in job_request.body["tools"]]
     assert "Scheduled job 1: first run 2026-12-05 10:02 (UTC)" in tool_result
     assert before == []
     assert job_request.last_user_text == f"[Scheduled job 1, due 2026-12-05 10:02 (UTC)] {STRETCH}"
@@ -255,3 +258,35 @@ async def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> No
         # The emulator records chat actions with no event to wait on: read its records.
         while not condition():  # noqa: ASYNC110
             await asyncio.sleep(0.02)
+
+
+async def test_a_job_continuing_the_chats_session_sees_the_conversation(
+    run_clocked: ClockedGateway,
+    clock: ManualClock,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+) -> None:
+    async with run_clocked() as gateway:
+        await say(gateway, telegram, "my plant is a fern")
+        await say(gateway, telegram, schedule(prompt="Water the fern", delay_seconds=60))
+        await say(
+            gateway, telegram, schedule(prompt=STRETCH, delay_seconds=60, continue_session=True)
+        )
+        await at(clock, gateway, telegram, START + timedelta(minutes=1))
+    by_prompt = {
+        prompt: next(r for r in anthropic.requests if r.last_user_text.endswith(prompt))
+        for prompt in ("Water the fern", STRETCH)
+    }
+    assert "my plant is a fern" in json.dumps(by_prompt[STRETCH].body["messages"])
+    assert "my plant is a fern" not in json.dumps(by_prompt["Water the fern"].body["messages"])
+
+
+async def test_with_jobs_off_there_is_no_schedule_tool_and_no_jobs_command(
+    run_clocked: ClockedGateway, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    async with run_clocked(jobs={"enabled": False}) as gateway:
+        listed = await say(gateway, telegram, "/jobs")
+        await say(gateway, telegram, "hello")
+    assert listed == "Scheduled jobs are off here."
+    assert "schedule" not in [tool["name"] for tool in anthropic.requests[-1].body["tools"]]
+    assert gateway.scheduler is None
