@@ -31,6 +31,7 @@ class JobOrigin:
     thread_id: str | None
     chat_type: str
     session_key: str
+    username: str | None = None
 
     @property
     def chat_session_key(self) -> str:
@@ -73,6 +74,7 @@ def schedule_tool(board: JobBoard, origin: JobOrigin) -> Tool:
             time_zone,
             when,
             own_session=not bool(args.get("continue_session")),
+            username=origin.username,
         )
         try:
             record = await board.add(job)

@@ -66,6 +66,7 @@ def run_message(job: JobRecord, *, missed_text: str | None = None) -> InboundMes
         platform=job.platform,
         chat_id=job.chat_id,
         user_id=job.user_id,
+        username=job.username,
         text=missed_text if missed_text is not None else f"{header} {job.prompt}",
         platform_message_id=job_run_id(job.id, job.runs + 1, missed=missed),
         session_key=f"{job.session_key}#job{job.id}" if missed else job.run_session_key,

@@ -73,6 +73,7 @@ def _address(message: InboundMessage) -> SessionAddress:
         message.user_id,
         is_group=message.is_group,
         thread_id=message.thread_id,
+        username=message.username,
     )
 
 

@@ -55,6 +55,8 @@ class SessionAddress:
     """Whether several people share the chat (its memory is then the chat's, not a user's)."""
     thread_id: str | None = None
     """The topic or thread within the chat, where it has one (a job's answers go there)."""
+    username: str | None = None
+    """The writing user's username, where the platform has one."""
 
     @property
     def user_key(self) -> str | None:
@@ -75,7 +77,13 @@ class SessionAddress:
             return None
         chat_type = "group" if self.is_group else "private"
         return JobOrigin(
-            self.platform, self.user_id, self.chat_id, self.thread_id, chat_type, self.key
+            self.platform,
+            self.user_id,
+            self.chat_id,
+            self.thread_id,
+            chat_type,
+            self.key,
+            self.username,
         )
 
 

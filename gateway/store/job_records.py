@@ -61,6 +61,8 @@ class NewJob:
     time_zone: str
     next_run_at: datetime
     own_session: bool = True
+    username: str | None = None
+    """The owner's username (an allowlist may name them by it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,7 @@ class JobRecord:
     created_at: datetime
     last_run_at: datetime | None
     runs: int
+    username: str | None = None
 
     @property
     def run_session_key(self) -> str:

@@ -51,6 +51,7 @@ def _record(row: JobRow) -> JobRecord:
         row.created_at,
         row.last_run_at,
         row.runs,
+        row.username,
     )
 
 

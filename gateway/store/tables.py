@@ -350,6 +350,8 @@ class JobRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     platform: Mapped[str] = mapped_column(String)
     user_id: Mapped[str] = mapped_column(String)
+    username: Mapped[str | None] = mapped_column(String, nullable=True)
+    """The owner's username when the job was made (an allowlist may name them by it)."""
     chat_id: Mapped[str] = mapped_column(String)
     thread_id: Mapped[str | None] = mapped_column(String, nullable=True)
     chat_type: Mapped[str] = mapped_column(String)

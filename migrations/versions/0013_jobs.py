@@ -32,6 +32,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("platform", sa.String(), nullable=False),
         sa.Column("user_id", sa.String(), nullable=False),
+        sa.Column("username", sa.String(), nullable=True),
         sa.Column("chat_id", sa.String(), nullable=False),
         sa.Column("thread_id", sa.String(), nullable=True),
         sa.Column("chat_type", sa.String(), nullable=False),

@@ -28,6 +28,8 @@ START = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
 STRETCH = "Remind Alice to stretch"
 
 CAROL = 77
+BOB = 7
+"""Allowed by his username ("bob") only."""
 ClockedGateway = Callable[..., AbstractAsyncContextManager[Gateway]]
 
 
@@ -70,7 +72,7 @@ def schedule(**args: Any) -> str:
 
 async def say(gateway: Gateway, telegram: TelegramEmulator, text: str, user: int = ALICE) -> str:
     """Alice (or ``user``) writes; returns the bot's last message to them once all is quiet."""
-    telegram.push_message(user, text, username={ALICE: "alice", CAROL: "carol"}[user])
+    telegram.push_message(user, text, username={ALICE: "alice", CAROL: "carol", BOB: "bob"}[user])
     await all_quiet(gateway, telegram)
     return str(telegram.sent_messages(user)[-1]["text"])
 
@@ -290,3 +292,12 @@ async def test_with_jobs_off_there_is_no_schedule_tool_and_no_jobs_command(
     assert listed == "Scheduled jobs are off here."
     assert "schedule" not in [tool["name"] for tool in anthropic.requests[-1].body["tools"]]
     assert gateway.scheduler is None
+
+
+async def test_a_user_allowed_by_username_gets_the_answers_of_his_jobs(
+    run_clocked: ClockedGateway, clock: ManualClock, telegram: TelegramEmulator
+) -> None:
+    async with run_clocked() as gateway:
+        await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=60), user=BOB)
+        await at(clock, gateway, telegram, START + timedelta(minutes=1))
+    assert len(answers_to(telegram, STRETCH, user=BOB)) == 1
