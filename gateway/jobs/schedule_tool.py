@@ -7,6 +7,7 @@ computes one-shot times itself ("in 20 minutes": ``delay_seconds``; "tomorrow at
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +40,14 @@ class JobOrigin:
         return self.session_key.split(JOB_KEY_MARK, 1)[0]
 
 
-def schedule_tool(board: JobBoard, origin: JobOrigin) -> Tool:
-    """The tool scheduling jobs for ``origin``'s user in ``origin``'s chat."""
+def schedule_tool(board: JobBoard, current_origin: Callable[[], JobOrigin | None]) -> Tool:
+    """The tool scheduling jobs for the user whose turn runs, in their chat: ``current_origin``
+    says who that is at the call (in a group session, each turn may be another member's)."""
 
     async def handle(args: dict[str, Any]) -> str:
+        origin = current_origin()
+        if origin is None:
+            raise ToolError("jobs need a chat user to belong to; there is none here")
         prompt = " ".join(str(args.get("prompt") or "").split())
         if not prompt:
             raise ToolError("missing 'prompt' (what to do when the job runs)")

@@ -166,7 +166,8 @@ class SessionRuntime:
         )
         self.recorder = recorder
         self.job_origin = job_origin
-        """Whose jobs the ``schedule`` tool adds, and in which chat (None: no tool)."""
+        """Whose jobs the ``schedule`` tool adds, and in which chat: the user of the turn
+        running (:meth:`note_turn_origin`; None: nobody, no tool)."""
         self.memory_owner = memory_owner if config.memory.enabled else None
         """Whose memory the session keeps (None: memory is off, or the chat has no owner)."""
         self._base_prompt = ""
@@ -218,8 +219,13 @@ class SessionRuntime:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
         if self.services.jobs is not None and self.job_origin is not None:
-            tools.add(schedule_tool(self.services.jobs, self.job_origin))
+            tools.add(schedule_tool(self.services.jobs, lambda: self.job_origin))
         return tools
+
+    def note_turn_origin(self, origin: JobOrigin | None) -> None:
+        """The user of the turn about to run (a group session's turns are its members')."""
+        if origin is not None:
+            self.job_origin = origin
 
     async def _system_prompt(self) -> str:
         """The system prompt with a snapshot of the memory, as of now (for cold points)."""

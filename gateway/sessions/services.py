@@ -66,9 +66,9 @@ class AgentServices:
     elapsed: ElapsedTime = field(default_factory=ElapsedTime)
     tool_providers: list[ToolProvider] = field(default_factory=list)
     """Tools beyond the built-ins every session offers (the MCP servers')."""
+    """How session clocks measure the time since a session's newest message (the idle timer)."""
     jobs: JobBoard | None = None
     """Scheduled jobs (None: ``jobs.enabled`` is off): the ``schedule`` tool adds to it."""
-    """How session clocks measure the time since a session's newest message (the idle timer)."""
 
     @property
     def context_length(self) -> int:

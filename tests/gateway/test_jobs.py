@@ -301,3 +301,25 @@ async def test_a_user_allowed_by_username_gets_the_answers_of_his_jobs(
         await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=60), user=BOB)
         await at(clock, gateway, telegram, START + timedelta(minutes=1))
     assert len(answers_to(telegram, STRETCH, user=BOB)) == 1
+
+
+async def test_a_job_made_in_a_group_is_its_makers_and_answers_in_the_group(
+    run_clocked: ClockedGateway, clock: ManualClock, telegram: TelegramEmulator
+) -> None:
+    group = -100200300
+
+    async def in_group(user: int, name: str, text: str) -> None:
+        telegram.push_message(
+            group, f"@hermes_test_bot {text}", chat_type="supergroup", user_id=user, username=name
+        )
+        await all_quiet(gateway, telegram)
+
+    async with run_clocked() as gateway:
+        await in_group(BOB, "bob", "hello all")
+        await in_group(ALICE, "alice", schedule(prompt=STRETCH, delay_seconds=60))
+        alices = await say(gateway, telegram, "/jobs")
+        bobs = await say(gateway, telegram, "/jobs", user=BOB)
+        await at(clock, gateway, telegram, START + timedelta(minutes=1))
+    assert STRETCH in alices
+    assert bobs.startswith("You have no scheduled jobs")
+    assert len(answers_to(telegram, STRETCH, user=group)) == 1

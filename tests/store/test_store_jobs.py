@@ -103,7 +103,7 @@ async def test_the_schedule_tool_reads_times_in_the_users_zone_and_explains_refu
     repo: Repository,
 ) -> None:
     board = JobBoard(repo, JobsSettings(max_per_user=2), StandingClock(DUE))
-    tools = ToolRegistry([schedule_tool(board, ORIGIN)])
+    tools = ToolRegistry([schedule_tool(board, lambda: ORIGIN)])
     await repo.set_time_zone("telegram", "42", "Europe/Berlin")
     daily = await tools.call("schedule", {"prompt": "News", "cron": "0 7 * * *"})
     once = await tools.call("schedule", {"prompt": "Tea", "at": "2026-12-05T09:00"})
