@@ -25,6 +25,8 @@ from gateway.store.job_records import JobRecord, job_id_of, job_run_id
 
 log = logging.getLogger(__name__)
 
+RETRY_AFTER_ERROR = timedelta(seconds=30)
+"""When the store could not be read (the database is down), how soon the scheduler looks again."""
 PROMPT_PREVIEW_CHARS = 60
 """How much of a job's prompt a notice or ``/jobs`` shows."""
 MISSED_TEXT = (
@@ -101,7 +103,7 @@ class JobScheduler:
                 next_at = await self.store.next_job_time(self.platforms)
             except Exception as exc:  # the database is down: look again later
                 log.warning("scheduled jobs not checked: %s", failure_summary(exc))
-                next_at = self.clock.now() + self.grace / 4 + timedelta(seconds=1)
+                next_at = self.clock.now() + RETRY_AFTER_ERROR
             await self.clock.sleep_until(next_at, self.board.changed)
 
     async def run_due(self) -> int:
