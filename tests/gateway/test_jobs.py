@@ -242,7 +242,7 @@ async def test_jobs_due_at_the_same_second_in_two_chats_run_concurrently(
         for user in (ALICE, CAROL):
             await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=60), user=user)
         typing = {user: telegram.chat_actions.count((user, "typing")) for user in (ALICE, CAROL)}
-        anthropic.inject_fault("slow", count=2, contains=STRETCH, delay=1.5)
+        anthropic.inject_fault("slow", count=2, contains="[Scheduled job", delay=3)
         await clock.advance_to(START + timedelta(seconds=60))
         await wait_until(
             lambda: all(telegram.chat_actions.count((u, "typing")) > n for u, n in typing.items())

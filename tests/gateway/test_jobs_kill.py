@@ -3,6 +3,7 @@ the job is answered exactly once (its run was claimed and recorded in one commit
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from gateway.store.db import open_store
+from gateway.store.job_records import job_run_id
 from gateway.store.repository import Repository
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
@@ -22,8 +24,17 @@ DELAY_SECONDS = 3
 """Real seconds: the daemon runs on the machine's clock."""
 
 
-def typing_count(telegram: TelegramEmulator) -> int:
-    return telegram.chat_actions.count((ALICE, "typing"))
+async def claimed(url: str, run_id: str, timeout: float = 30.0) -> None:  # noqa: ASYNC109
+    """Wait until the daemon has claimed the job's run (recorded it as an inbound message)."""
+    store = await open_store(url)
+    try:
+        repo = Repository(store)
+        async with asyncio.timeout(timeout):
+            # The daemon is another process: read the store until the row is there.
+            while await repo.get_inbound("telegram", run_id) is None:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+    finally:
+        await store.close()
 
 
 async def test_sigkill_while_a_job_runs_then_restart_answers_it_exactly_once(
@@ -36,14 +47,15 @@ async def test_sigkill_while_a_job_runs_then_restart_answers_it_exactly_once(
     log_path = tmp_path / "daemon.log"
     args = json.dumps({"prompt": PROMPT, "delay_seconds": DELAY_SECONDS})
 
+    # Only the job's model call is slow: it is still running when the daemon is killed.
+    anthropic.inject_fault("slow", contains="[Scheduled job", delay=5)
     first = await start_daemon(config_path, log_path)
     try:
         await wait_for(lambda: telegram.calls_of("getUpdates"), START_TIMEOUT)
         telegram.push_message(ALICE, f"[[tool:schedule {args}]]")
         await telegram.wait_for_sent(ALICE, 1, timeout=30)
-        before = typing_count(telegram)
-        anthropic.inject_fault("slow", delay=3)  # the job's model call: still running when killed
-        await wait_for(lambda: typing_count(telegram) > before, 30.0)
+        await claimed(config.database.url or "", job_run_id(1, 1))
+        await wait_for(lambda: telegram.chat_actions.count((ALICE, "typing")) >= 2, 30.0)
     finally:
         first.send_signal(signal.SIGKILL)
         await first.wait()
