@@ -19,9 +19,10 @@ import pytest
 
 from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
+from gateway.store.job_records import job_run_id
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
-from tests.gateway.conftest import ALICE, all_quiet, gateway_config
+from tests.gateway.conftest import ALICE, GatewayFactory, all_quiet, gateway_config
 from tests.gateway.manual_clock import ManualClock
 
 START = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
@@ -323,3 +324,20 @@ async def test_a_job_made_in_a_group_is_its_makers_and_answers_in_the_group(
     assert STRETCH in alices
     assert bobs.startswith("You have no scheduled jobs")
     assert len(answers_to(telegram, STRETCH, user=group)) == 1
+
+
+FIRES_WITHIN = timedelta(seconds=2)
+"""How close to its time a job runs on the machine's clock (no rounding to the minute)."""
+
+
+async def test_on_the_machines_clock_a_job_runs_within_seconds_of_its_time(
+    run_gateway: GatewayFactory, telegram: TelegramEmulator
+) -> None:
+    async with run_gateway(telegram=telegram) as gateway:
+        await say(gateway, telegram, schedule(prompt=STRETCH, delay_seconds=1))
+        await telegram.wait_for_sent(ALICE, 2, timeout=10)
+        run = await gateway.app.repo.get_inbound("telegram", job_run_id(1, 1))
+    assert run is not None
+    due = datetime.fromtimestamp(run.payload["sent_at"], UTC)  # a run's time is its due time
+    assert due <= run.received_at < due + FIRES_WITHIN
+    assert len(answers_to(telegram, STRETCH)) == 1
