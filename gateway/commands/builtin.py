@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.prompt_caching import caching_status_line
 from gateway.commands.forget import FORGET_COMMAND
+from gateway.commands.jobs import JOBS_COMMAND, TZ_COMMAND
 from gateway.commands.memory import MEMORY_COMMAND
 from gateway.commands.model import MODEL_COMMAND
 from gateway.commands.registry import CommandContext, CommandSpec
@@ -104,6 +105,8 @@ BUILTIN_COMMANDS = (
     MODEL_COMMAND,
     *USER_COMMANDS,
     MEMORY_COMMAND,
+    JOBS_COMMAND,
+    TZ_COMMAND,
     FORGET_COMMAND,
     CommandSpec("help", "List the commands", help_command, aliases=("start",)),
 )

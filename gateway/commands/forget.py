@@ -25,7 +25,8 @@ CONFIRM_SECONDS = 300.0
 ASK_TEXT = (
     "This deletes everything this bot keeps about you: {sessions} conversation(s) with "
     "{messages} message(s), their attachments, your usage records, the messages you sent "
-    "and what the bot remembers of you ({memories} memory entries). Group conversations "
+    "what the bot remembers of you ({memories} memory entries) and your scheduled jobs "
+    "({jobs}). Group conversations "
     "and a group's memory, shared with others, stay. It cannot be undone.\n"
     "Send /forget confirm within 5 minutes to go ahead."
 )
@@ -33,7 +34,8 @@ NOT_ASKED_TEXT = "Send /forget first: it says what would be deleted."
 NO_USER_TEXT = "There is no chat user to forget here."
 DONE_TEXT = (
     "Done: deleted {sessions} conversation(s), {messages} message(s), {attachments} "
-    "attachment(s), {usage} usage record(s) and {memories} memory entries. Anything you "
+    "attachment(s), {usage} usage record(s), {memories} memory entries and {jobs} scheduled "
+    "job(s). Anything you "
     "write now starts afresh."
 )
 
@@ -58,7 +60,8 @@ async def forget_user(sessions: SessionManager, platform: str, user_id: str) -> 
         blobs.path(sha256).unlink(missing_ok=True)
     log.info(
         "forget %s:%s: %d session(s), %d message(s), %d attachment(s), %d usage row(s), "
-        "%d inbound record(s), %d quarantined update(s), %d memory entries, %d blob file(s)",
+        "%d inbound record(s), %d quarantined update(s), %d memory entries, %d job(s), "
+        "%d blob file(s)",
         platform,
         user_id,
         report.sessions,
@@ -68,6 +71,7 @@ async def forget_user(sessions: SessionManager, platform: str, user_id: str) -> 
         report.inbound,
         report.quarantined,
         report.memories,
+        report.jobs,
         len(report.unreferenced_blobs),
     )
     return report
@@ -84,11 +88,13 @@ async def forget_command(ctx: CommandContext) -> str:
         repo = ctx.sessions.services.repo
         owned = await repo.owned_data(address.platform, address.user_id)
         memories = await repo.list_memories(MemoryOwner("user", address.platform, address.user_id))
+        jobs = await repo.pending_jobs(address.platform, address.user_id)
         requests[key] = time.monotonic()
         return ASK_TEXT.format(
             sessions=len(owned.session_ids),
             messages=len(owned.message_ids),
             memories=len(memories),
+            jobs=len(jobs),
         )
     asked = requests.pop(key, None)
     if asked is None or time.monotonic() - asked > CONFIRM_SECONDS:
@@ -100,6 +106,7 @@ async def forget_command(ctx: CommandContext) -> str:
         attachments=report.attachments,
         usage=report.usage_rows,
         memories=report.memories,
+        jobs=report.jobs,
     )
 
 

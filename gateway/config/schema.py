@@ -265,6 +265,17 @@ class TracingSettings(_Section):
     otlp_endpoint: str | None = None
 
 
+class JobsSettings(_Section):
+    """Scheduled jobs: the ``schedule`` tool (offered whenever enabled, no need to list it in
+    ``agent.tools``), ``/jobs`` and ``/tz``, and the scheduler in the daemon."""
+
+    enabled: bool = True
+    max_per_user: Annotated[int, Field(ge=1, le=1000)] = 20
+    grace_minutes: Annotated[int, Field(ge=0)] = 60
+    """A job missed while the daemon was down runs at start if at most this late, else it is
+    skipped and its owner told."""
+
+
 class Config(_Section):
     """The whole validated configuration."""
 
@@ -281,6 +292,7 @@ class Config(_Section):
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    jobs: JobsSettings = Field(default_factory=JobsSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from gateway.config.schema import Config, database_url
 from gateway.config.secrets import install_log_sanitizer
+from gateway.jobs.clock import JobClock
 from gateway.runtime.log_setup import QUIET_LIBRARIES, configure_logging
 from gateway.runtime.tracing import Tracing, open_tracing
 from gateway.sessions.manager import SessionManager
@@ -33,14 +34,19 @@ class App:
 
 @asynccontextmanager
 async def open_app(
-    config: Config, *, with_tools: bool = False, tracing: Tracing | None = None
+    config: Config,
+    *,
+    with_tools: bool = False,
+    tracing: Tracing | None = None,
+    job_clock: JobClock | None = None,
 ) -> AsyncIterator[App]:
     """Open the store (applying migrations), build services and a session manager.
 
     ``with_tools`` (the daemon and ``hermes chat``) starts the MCP servers too, in parallel
     with opening the store. Secrets are masked in the log from here on, also when the caller
     configured logging itself. Turns are traced to ``tracing``, else as ``tracing`` in the
-    configuration says (closed, its last spans exported, when the app closes).
+    configuration says (closed, its last spans exported, when the app closes). ``job_clock``:
+    the scheduled jobs' clock (tests move it).
     """
     install_log_sanitizer(config)
     servers = McpServers()
@@ -55,7 +61,9 @@ async def open_app(
                 servers = await starting
             repo = Repository(store)
             traced = tracing or open_tracing(config.tracing)
-            services = build_services(config, repo, servers.providers, traced.spans)
+            services = build_services(
+                config, repo, servers.providers, traced.spans, job_clock=job_clock
+            )
             sessions = SessionManager(services)
             try:
                 yield App(config, store, repo, services, sessions)

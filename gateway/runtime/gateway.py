@@ -25,6 +25,7 @@ from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
 from gateway.delivery.deliverer import Deliverer, RetryPolicy
 from gateway.delivery.in_flight import InFlight
 from gateway.delivery.live_reply import live_reply
+from gateway.jobs.scheduler import JobScheduler, over_budget_notice
 from gateway.media.prepare import MediaReader, PreparedMedia
 from gateway.messages.attachments import empty_message_reply, unread_attachment_notice
 from gateway.messages.failures import failure_summary
@@ -39,6 +40,7 @@ from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import resume_steps
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.sessions.runtime import SessionAddress, TurnSource
+from gateway.store.job_records import is_job_run, is_missed_run
 from gateway.store.ports import GatewayStore
 from gateway.store.records import InboundLink, InboundRecord
 from gateway.users.access import Budget, RuntimeAccess
@@ -71,6 +73,8 @@ def _address(message: InboundMessage) -> SessionAddress:
         message.chat_id,
         message.user_id,
         is_group=message.is_group,
+        thread_id=message.thread_id,
+        username=message.username,
     )
 
 
@@ -151,6 +155,14 @@ class Gateway:
         """Who each adapter that started is connected as (``@name``)."""
         self.no_adapter_left = asyncio.Event()
         """Set when every adapter has stopped for good: the daemon has nothing left to do."""
+        board = app.services.jobs
+        self.scheduler = (
+            JobScheduler(board, self.adapters, self._dispatch, self._may_run_job)
+            if board is not None
+            else None
+        )
+        """Runs scheduled jobs as turns (None: ``jobs.enabled`` is off)."""
+        self._scheduling: asyncio.Task[None] | None = None
 
     def _hooks(self, platform: str) -> AdapterHooks:
         """What each adapter is built with: the dead-letter table, the daemon's failure
@@ -186,6 +198,8 @@ class Gateway:
             await self.access.refresh()
             await self.resume_pending()
             self._housekeeping = asyncio.create_task(self._prune_dead_letters_daily())
+            if self.scheduler is not None:  # after the resume: a claimed run is resumed once
+                self._scheduling = asyncio.create_task(self.scheduler.run())
         finally:
             # Even a failed start must not leave live messages waiting forever.
             self._resumed.set()
@@ -223,6 +237,8 @@ class Gateway:
 
     async def stop(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Stop receiving, let running turns finish within the grace period, disconnect."""
+        if self._scheduling is not None:
+            self._scheduling.cancel()
         for adapter in self.adapters.values():
             await adapter.stop_receiving()
         if not await self.workers.drain(grace_seconds):
@@ -300,6 +316,11 @@ class Gateway:
         if decision is not None:
             return decision == "allow"
         return allowlist.allows(message.user_id, message.username)
+
+    async def _may_run_job(self, run: InboundMessage) -> bool:
+        """Whether a job's owner may still talk to the bot (a job's run is their message)."""
+        await self.access.refresh_if_stale()
+        return self._may_talk(run, self.allowlists[run.platform])
 
     def _dispatch(self, message: InboundMessage) -> None:
         command = message.command
@@ -402,6 +423,9 @@ class Gateway:
             if first.command is not None:
                 await self._run_command(first, first.command)
                 return
+            if is_missed_run(first.platform_message_id):  # a job run skipped: notice, no turn
+                await self.delivery.deliver(batch, [first.text])
+                return
             await self._turn(key, batch, stored_message_id)
 
     async def _turn(
@@ -415,6 +439,8 @@ class Gateway:
                 _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
             )
             if refusal is not None:  # over a spending limit: no model call
+                if is_job_run(batch[-1].platform_message_id):
+                    refusal = over_budget_notice(batch[-1], refusal)
                 await self.delivery.deliver(batch, [refusal])
                 return
             adapter = self.adapters[first.platform]

@@ -81,6 +81,7 @@ class SessionManager:
         (see SessionRuntime.run_turn; ``sent_at``: platform time; ``observer``: a live view of
         the reply)."""
         runtime = await self.get(address)
+        runtime.note_turn_origin(address.job_origin)
         return await runtime.run_turn(
             text, source=source, sent_at=sent_at, user_key=address.user_key, observer=observer
         )

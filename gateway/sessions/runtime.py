@@ -30,6 +30,7 @@ from agent.types import (
     UserContent,
     note_stored_ids,
 )
+from gateway.jobs.schedule_tool import JobOrigin, schedule_tool
 from gateway.media.blobs import BlobStore, hydrate_context
 from gateway.sessions.compaction_notice import compaction_notices
 from gateway.sessions.engine_factory import build_engine
@@ -53,6 +54,10 @@ class SessionAddress:
     user_id: str | None = None
     is_group: bool = False
     """Whether several people share the chat (its memory is then the chat's, not a user's)."""
+    thread_id: str | None = None
+    """The topic or thread within the chat, where it has one (a job's answers go there)."""
+    username: str | None = None
+    """The writing user's username, where the platform has one."""
 
     @property
     def user_key(self) -> str | None:
@@ -64,6 +69,22 @@ class SessionAddress:
         """Whose memory the session reads and writes: the group's, or the user's."""
         return MemoryOwner.for_chat(
             self.platform, self.chat_id, self.user_id, is_group=self.is_group
+        )
+
+    @property
+    def job_origin(self) -> JobOrigin | None:
+        """Where jobs scheduled in this session run and answer (None: no user to own them)."""
+        if self.user_id is None:
+            return None
+        chat_type = "group" if self.is_group else "private"
+        return JobOrigin(
+            self.platform,
+            self.user_id,
+            self.chat_id,
+            self.thread_id,
+            chat_type,
+            self.key,
+            self.username,
         )
 
 
@@ -119,6 +140,7 @@ class SessionRuntime:
         model: SessionModel | None = None,
         billing: Billing | None = None,
         memory_owner: MemoryOwner | None = None,
+        job_origin: JobOrigin | None = None,
     ) -> None:
         self.services = services
         self.record = record
@@ -144,6 +166,9 @@ class SessionRuntime:
             self.billing,
         )
         self.recorder = recorder
+        self.job_origin = job_origin
+        """Whose jobs the ``schedule`` tool adds, and in which chat: the user of the turn
+        running (:meth:`note_turn_origin`; None: nobody, no tool)."""
         self.memory_owner = memory_owner if config.memory.enabled else None
         """Whose memory the session keeps (None: memory is off, or the chat has no owner)."""
         self._base_prompt = ""
@@ -198,7 +223,14 @@ class SessionRuntime:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
             tools.add(recall_tool(self.services.repo, self.memory_owner, self.record.id))
+        if self.services.jobs is not None and self.job_origin is not None:
+            tools.add(schedule_tool(self.services.jobs, lambda: self.job_origin))
         return tools
+
+    def note_turn_origin(self, origin: JobOrigin | None) -> None:
+        """The user of the turn about to run (a group session's turns are its members')."""
+        if origin is not None:
+            self.job_origin = origin
 
     async def _system_prompt(self) -> str:
         """The system prompt with a snapshot of the memory, as of now (for cold points)."""
@@ -260,6 +292,7 @@ class SessionRuntime:
             model,
             billing,
             address.memory_owner,
+            address.job_origin,
         )
         await runtime._ensure_consistent()
         await runtime.session.refresh_system_prompt()  # a loaded session's cache is cold

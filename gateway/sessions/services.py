@@ -25,6 +25,8 @@ from agent.tools import ToolProvider
 from agent.types import Usage
 from gateway.config.prices import chat_model_info, check_prices, summary_model_info
 from gateway.config.schema import Config, hermes_home, require_secret
+from gateway.jobs.board import JobBoard
+from gateway.jobs.clock import JobClock
 from gateway.sessions.model_choice import ModelChoices
 from gateway.store.archive import StoreArchive
 from gateway.store.ports import ServicesStore, SessionStore
@@ -68,6 +70,8 @@ class AgentServices:
     spans: Spans = NO_SPANS
     """Where each turn's model calls, tool calls and compactions are traced (none: no-op)."""
     """How session clocks measure the time since a session's newest message (the idle timer)."""
+    jobs: JobBoard | None = None
+    """Scheduled jobs (None: ``jobs.enabled`` is off): the ``schedule`` tool adds to it."""
 
     @property
     def context_length(self) -> int:
@@ -195,6 +199,7 @@ def build_services(
     repo: ServicesStore,
     tool_providers: Sequence[ToolProvider] = (),
     spans: Spans = NO_SPANS,
+    job_clock: JobClock | None = None,
 ) -> AgentServices:
     """Build the providers and auxiliary client.
 
@@ -216,4 +221,5 @@ def build_services(
         models=models,
         tool_providers=list(tool_providers),
         spans=spans,
+        jobs=JobBoard(repo, config.jobs, job_clock) if config.jobs.enabled else None,
     )

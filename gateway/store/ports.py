@@ -20,6 +20,7 @@ Protocols for one consumer each:
   (:mod:`gateway.sessions.runtime`, :mod:`gateway.sessions.services`);
 * :class:`CommandStore`: the chat commands (:mod:`gateway.commands`);
 * :class:`DashboardStore`: the operators' pages and ``/metrics`` (:mod:`gateway.dashboard`).
+* :class:`JobStore`: scheduled jobs (:mod:`gateway.jobs`: the tool, the scheduler, ``/jobs``).
 
 :class:`ServicesStore` is the last four together: the store as
 :class:`~gateway.sessions.services.AgentServices` carries it to the sessions and to the
@@ -28,7 +29,7 @@ commands, which reach it through the services.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from agent.types import CompactionResult, Message, Usage
     from gateway.messages.quarantine import DeadLetter
     from gateway.store.db import Store
+    from gateway.store.job_records import JobRecord, NewJob
     from gateway.store.records import (
         CompactionRecord,
         InboundLink,
@@ -283,6 +285,30 @@ class CommandStore(Protocol):
     async def forget_user(self, platform: str, user_id: str, owned: OwnedData) -> ForgetReport: ...
 
 
+class JobStore(Protocol):
+    """Scheduled jobs and users' time zones (:mod:`gateway.store.repository_jobs`)."""
+
+    async def add_job(self, job: NewJob, *, max_per_user: int) -> JobRecord: ...
+
+    async def pending_jobs(self, platform: str, user_id: str) -> list[JobRecord]: ...
+
+    async def cancel_job(self, platform: str, user_id: str, job_id: int) -> bool: ...
+
+    async def disable_job(self, job_id: int) -> None: ...
+
+    async def next_job_time(self, platforms: Collection[str]) -> datetime | None: ...
+
+    async def due_jobs(self, now: datetime, platforms: Collection[str]) -> list[JobRecord]: ...
+
+    async def claim_job(
+        self, job: JobRecord, *, next_run_at: datetime | None, run: dict[str, Any]
+    ) -> bool: ...
+
+    async def time_zone(self, platform: str, user_id: str) -> str | None: ...
+
+    async def set_time_zone(self, platform: str, user_id: str, time_zone: str) -> None: ...
+
+
 @runtime_checkable
 class ServicesStore(
     SessionStore,
@@ -291,6 +317,7 @@ class ServicesStore(
     CommandStore,
     MemoryStore,
     RecallStore,
+    JobStore,
     Protocol,
 ):
     """The store as the shared services carry it: to each session (opening it, its

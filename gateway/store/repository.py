@@ -15,6 +15,7 @@
 * dashboard (``repository_dashboard``): sums over the whole store for the operators' pages;
 * export (``repository_export``): a session as JSON-safe dicts;
 * memory (``repository_memory``): each user's (or group chat's) remembered entries;
+* jobs (``repository_jobs``): scheduled jobs and each user's time zone;
 * recall (``repository_recall``): searching the earlier sessions an owner may see.
 
 Reads run concurrently. Every write is a job handed to the store's writer
@@ -37,6 +38,7 @@ from gateway.store.repository_dead_letters import DeadLetterQueries
 from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
+from gateway.store.repository_jobs import JobQueries
 from gateway.store.repository_live import LiveMessageQueries
 from gateway.store.repository_memory import MemoryQueries
 from gateway.store.repository_messages import MessageQueries
@@ -73,6 +75,7 @@ class Repository(
     LiveMessageQueries,
     DashboardQueries,
     MemoryQueries,
+    JobQueries,
     RecallQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.

@@ -19,6 +19,7 @@ from sqlalchemy import Connection, delete, exists, or_, select
 from gateway.store.records import REPLY_SENT, UNFINISHED_INBOUND_STATUSES
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.repository_dead_letters import delete_users_dead_letters
+from gateway.store.repository_jobs import delete_users_jobs
 from gateway.store.repository_memory import delete_users_memories
 from gateway.store.tables import (
     ApiUsageRow,
@@ -57,6 +58,8 @@ class ForgetReport:
     """Quarantined updates of theirs (raw payloads hold their text)."""
     memories: int = 0
     """Entries of their personal memory (a group chat's memory stays with the group)."""
+    jobs: int = 0
+    """Their scheduled jobs (and their time zone)."""
 
 
 SEARCH_TABLE = "lcm_messages_fts"
@@ -155,6 +158,7 @@ class ForgetQueries(RepositoryBase):
             )
             quarantined = delete_users_dead_letters(connection, platform, user_id)
             memories = delete_users_memories(connection, platform, user_id)
+            jobs = delete_users_jobs(connection, platform, user_id)
             return ForgetReport(
                 sessions,
                 messages,
@@ -164,6 +168,7 @@ class ForgetQueries(RepositoryBase):
                 sorted(blobs - still_used),
                 quarantined,
                 memories,
+                jobs,
             )
 
         return await self._write(forget)

@@ -33,6 +33,11 @@ _UPDATE_INBOUND = update(InboundRow).where(
 """Built once: the SET clause follows the keys of each call's parameters."""
 
 
+def insert_inbound_unless_seen(connection: Connection, row: dict[str, Any]) -> bool:
+    """Insert an inbound row in a write job; False when its platform id was recorded before."""
+    return connection.execute(_INSERT_UNLESS_SEEN[connection.dialect.name], row).first() is not None
+
+
 class InboundQueries(RepositoryBase):
     """Recording received platform messages and tracking how far their handling got."""
 

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from sqlalchemy import Connection, Table, func, insert, select, update
 
+from gateway.store.job_records import JOB_RUN_PREFIX
 from gateway.store.records import (
     INBOUND_STATUSES,
     REPLY_FAILED,
@@ -199,7 +200,11 @@ class ReplyQueries(RepositoryBase):
                 reply,
                 (InboundRow.platform == reply.c.platform) & (InboundRow.chat_id == reply.c.chat_id),
             )
-            .where(InboundRow.received_at <= reply.c.created_at)
+            .where(
+                InboundRow.received_at <= reply.c.created_at,
+                # A job's run is no message in the chat: nothing was sent after it.
+                ~InboundRow.platform_message_id.startswith(JOB_RUN_PREFIX),
+            )
             .order_by(InboundRow.id.desc())
             .limit(1)
         )

@@ -334,6 +334,52 @@ class MemoryRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class JobRow(Base):
+    """A scheduled job: a prompt run as an agent turn at ``next_run_at`` (UTC) in its chat.
+
+    ``kind`` once or cron; ``status`` pending, done, cancelled or disabled. ``runs`` counts the
+    claims: the run's inbound message id is ``job:<id>:<runs>``, unique per run.
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_due", "status", "next_run_at"),
+        Index("ix_jobs_owner", "platform", "user_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String)
+    user_id: Mapped[str] = mapped_column(String)
+    username: Mapped[str | None] = mapped_column(String, nullable=True)
+    """The owner's username when the job was made (an allowlist may name them by it)."""
+    chat_id: Mapped[str] = mapped_column(String)
+    thread_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    chat_type: Mapped[str] = mapped_column(String)
+    session_key: Mapped[str] = mapped_column(String)
+    """The session key of the chat that created it."""
+    prompt: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String)
+    cron: Mapped[str | None] = mapped_column(String, nullable=True)
+    time_zone: Mapped[str] = mapped_column(String)
+    next_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    status: Mapped[str] = mapped_column(String)
+    own_session: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class UserSettingRow(Base):
+    """A user's own settings (``/tz``): their time zone, None until set (UTC)."""
+
+    __tablename__ = "user_settings"
+
+    platform: Mapped[str] = mapped_column(String, primary_key=True)
+    user_id: Mapped[str] = mapped_column(String, primary_key=True)
+    time_zone: Mapped[str | None] = mapped_column(String, nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class DeadLetterRow(Base):
     """An update a platform sent that could not be parsed or recorded, kept raw (quarantine)."""
 

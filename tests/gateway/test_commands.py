@@ -67,6 +67,8 @@ async def test_help_and_the_telegram_menu_list_the_registered_commands(
         "status",
         "model",
         "memory",
+        "jobs",
+        "tz",
         "forget",
         "help",
     ]

@@ -44,6 +44,9 @@ def test_documented_config_yaml_equals_the_built_in_defaults():
         ),
         ({"model": {"max_tokens": 0}}, "model.max_tokens: must be greater than 0 (got 0)"),
         ({"context": {"lcm": 3}}, "context.lcm: must be a mapping of engine settings"),
+        ({"jobs": {"grace_minutes": 1.5}}, "jobs.grace_minutes: "),
+        ({"jobs": {"max_per_user": 0}}, "jobs.max_per_user: "),
+        ({"jobs": {"enable": False}}, "jobs.enable: unknown key (did you mean 'enabled'?)"),
     ],
 )
 def test_bad_values_are_errors_naming_the_key(data, message):

@@ -295,9 +295,10 @@ class TelegramAdapter(PlatformAdapter):
 
         The Bot API cannot read a message, but editing one to the text it already has is
         refused as "message is not modified", and only the bot's own messages are editable.
-        Only in a private chat, where every bot message since ``after`` is this session's and
-        all but the one in doubt are ``known``: an editable unknown message there is the part
-        (an edit that "succeeds" only re-applies its formatting). In groups, None.
+        Only in a private chat, where every bot message is recorded and all but the one in
+        doubt are ``known`` (the caller counts every recorded message of the chat, whatever
+        session sent it: a scheduled job's answer too): an editable unknown message there is
+        the part (an edit that "succeeds" only re-applies its formatting). In groups, None.
         """
         chat_id = int(target.chat_id)
         if chat_id <= 0 or not after.isdigit():  # groups and channels have negative ids
