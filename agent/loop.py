@@ -23,7 +23,14 @@ from agent.prompt_caching import CachePolicy, MarkedHistory, cache_breakpoints
 from agent.reply_stream import GuardedObserver, ReplyObserver
 from agent.session_context import SessionContext
 from agent.session_context import TurnRecorder as TurnRecorder  # re-exported
-from agent.tools.registry import ToolRegistry
+from agent.tools.approvals import (
+    ALLOWING,
+    NO_ONE_TO_ASK_RESULT,
+    ApprovalPort,
+    ToolCallPreview,
+    refusal_result,
+)
+from agent.tools.registry import ToolRegistry, parse_arguments
 from agent.types import (
     CompactionResult,
     CompactionTrigger,
@@ -161,13 +168,18 @@ class AgentLoop:
 
     # -- one turn ------------------------------------------------------------------------
     async def run_turn(
-        self, user_message: Message | None, *, observer: ReplyObserver | None = None
+        self,
+        user_message: Message | None,
+        *,
+        observer: ReplyObserver | None = None,
+        approvals: ApprovalPort | None = None,
     ) -> TurnResult:
         """Run one turn on the session's context (updated in place, system prompt first).
 
         ``user_message`` None runs the turn for the user message(s) already at the end of the
         context (appended by the host, or stored by an interrupted turn). ``observer`` is told
-        about the reply while it is written (:mod:`agent.reply_stream`).
+        about the reply while it is written (:mod:`agent.reply_stream`). ``approvals`` asks
+        the user before a call to a tool marked ``ask`` (without it, such calls are not run).
         """
         watcher = GuardedObserver(observer) if observer is not None else None
         result = TurnResult(reply="", stop_reason="final")
@@ -219,7 +231,7 @@ class AgentLoop:
             if not response.tool_calls:
                 result.reply = reply_text(response.message)
                 return result
-            tool_messages = await self._run_tools(response.tool_calls, watcher)
+            tool_messages = await self._run_tools(response.tool_calls, watcher, approvals)
             await self.context.append(tool_messages)
             result.new_messages.extend(tool_messages)
         result.reply = ITERATION_LIMIT_NOTE.format(n=self.settings.max_iterations)
@@ -261,14 +273,20 @@ class AgentLoop:
         return self.marked_history(context).materialize()
 
     async def _run_tools(
-        self, tool_calls: list[dict[str, Any]], watcher: GuardedObserver | None
+        self,
+        tool_calls: list[dict[str, Any]],
+        watcher: GuardedObserver | None,
+        approvals: ApprovalPort | None = None,
     ) -> list[Message]:
         calls = [(c.get("id", ""), c.get("function", {})) for c in tool_calls]
         if watcher is not None:
             watcher.tools_started([str(fn.get("name", "")) for _, fn in calls])
         try:
             outputs = await asyncio.gather(
-                *(self.tools.call(fn.get("name", ""), fn.get("arguments")) for _, fn in calls)
+                *(
+                    self._call_tool(fn.get("name", ""), fn.get("arguments"), approvals)
+                    for _, fn in calls
+                )
             )
         except asyncio.CancelledError:
             # /stop while tools run: answer every call so the stored session stays valid.
@@ -281,6 +299,24 @@ class AgentLoop:
             _tool_message(cid, fn.get("name", ""), out)
             for (cid, fn), out in zip(calls, outputs, strict=True)
         ]
+
+    async def _call_tool(
+        self, name: str, arguments: str | dict[str, Any] | None, approvals: ApprovalPort | None
+    ) -> str:
+        """Run one call, after the user's approval when its tool asks for one."""
+        if self.tools.needs_approval(name):
+            if approvals is None:
+                return NO_ONE_TO_ASK_RESULT
+            try:
+                args = parse_arguments(arguments)
+            except ValueError as exc:
+                return f"Error: {exc}"
+            decision = await approvals.decide(ToolCallPreview(name, args))
+            log.info("tool %s: approval %s", name, decision)
+            if decision not in ALLOWING:
+                return refusal_result(decision)
+            arguments = args
+        return await self.tools.call(name, arguments)
 
 
 def _tool_message(call_id: str, name: str, content: str) -> Message:

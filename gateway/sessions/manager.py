@@ -6,6 +6,7 @@ import logging
 from collections import OrderedDict
 
 from agent.reply_stream import ReplyObserver
+from agent.tools.approvals import ApprovalPort
 from agent.types import UserContent
 from gateway.sessions.runtime import SessionAddress, SessionRuntime, TurnReply, TurnSource
 from gateway.sessions.services import AgentServices
@@ -76,13 +77,19 @@ class SessionManager:
         source: TurnSource | None = None,
         sent_at: float | None = None,
         observer: ReplyObserver | None = None,
+        approvals: ApprovalPort | None = None,
     ) -> TurnReply:
         """One user message through hygiene and the agent loop, billed to the address's user
         (see SessionRuntime.run_turn; ``sent_at``: platform time; ``observer``: a live view of
         the reply)."""
         runtime = await self.get(address)
         return await runtime.run_turn(
-            text, source=source, sent_at=sent_at, user_key=address.user_key, observer=observer
+            text,
+            source=source,
+            sent_at=sent_at,
+            user_key=address.user_key,
+            observer=observer,
+            approvals=approvals,
         )
 
     async def close(self) -> None:

@@ -21,6 +21,7 @@ from agent.policy.session_policy import SessionPolicy
 from agent.reply_stream import ReplyObserver
 from agent.session_context import SessionContext
 from agent.tools import ToolRegistry, build_registry
+from agent.tools.approvals import ApprovalPort
 from agent.tools.memory_tool import memory_tool
 from agent.types import (
     CompactionResult,
@@ -271,6 +272,7 @@ class SessionRuntime:
         sent_at: float | None = None,
         user_key: str | None = None,
         observer: ReplyObserver | None = None,
+        approvals: ApprovalPort | None = None,
     ) -> TurnReply:
         """Store the user's message, run hygiene, then one agent turn.
 
@@ -282,11 +284,12 @@ class SessionRuntime:
         answer that was never delivered is returned without calling the model).
         ``sent_at`` is the platform's time of the message (epoch seconds), stored with it and
         the session's clock from then on. ``user_key`` is whose turn it is (its calls and
-        summaries are billed to them); ``observer`` watches the reply being written.
+        summaries are billed to them); ``observer`` watches the reply being written;
+        ``approvals`` asks the user before a tool marked ``ask`` runs.
         """
         async with self.compactions.lock:
             self.billing.user_key = user_key
-            return await self._run_turn(text, source, sent_at, observer)
+            return await self._run_turn(text, source, sent_at, observer, approvals)
 
     async def _run_turn(
         self,
@@ -294,6 +297,7 @@ class SessionRuntime:
         source: TurnSource | None,
         sent_at: float | None,
         observer: ReplyObserver | None,
+        approvals: ApprovalPort | None = None,
     ) -> TurnReply:
         reply = TurnReply(text="")
         last_call_at = self.clock.newest
@@ -332,7 +336,7 @@ class SessionRuntime:
         started = time.perf_counter()
         reply.hygiene = await self.compactions.before_turn_window()
         waited += time.perf_counter() - started
-        result = await self.loop.run_turn(None, observer=observer)
+        result = await self.loop.run_turn(None, observer=observer, approvals=approvals)
         result.wait_seconds += waited
         reply.result = result
         reply.text = result.reply

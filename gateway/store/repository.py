@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gateway.store.repository_approvals import ApprovalQueries
 from gateway.store.repository_base import NotFoundError, StoreError
 from gateway.store.repository_catchup import CatchUpQueries
 from gateway.store.repository_dead_letters import DeadLetterQueries
@@ -68,6 +69,7 @@ class Repository(
     DeadLetterQueries,
     LiveMessageQueries,
     MemoryQueries,
+    ApprovalQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 
@@ -83,10 +85,11 @@ if TYPE_CHECKING:
     ) -> tuple[
         ports.DeliveryStore,
         ports.LiveMessageStore,
+        ports.ApprovalStore,
         ports.GatewayStore,
         ports.UserStore,
         ports.ServicesStore,
     ]:
         """mypy checks here that the repository implements each port (``ServicesStore``
         includes the session, recorder, report and command ports)."""
-        return repo, repo, repo, repo, repo
+        return repo, repo, repo, repo, repo, repo
