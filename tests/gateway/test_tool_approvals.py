@@ -167,3 +167,24 @@ async def test_always_in_this_chat_is_stored_and_survives_a_restart(
         new = telegram.sent_messages(ALICE)[before:]
         assert all(not m.get("reply_markup") for m in new), "not asked again"
         assert len(telegram.markup_edits) + len(telegram.callback_answers) == prompts
+
+
+async def test_over_the_webhook_a_press_arrives_and_is_answered(
+    base: Config, telegram: TelegramEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HERMES_TEST_APPROVAL_WEBHOOK_SECRET", "approval-webhook-secret-0123456789")
+    data = base.model_dump(mode="json")
+    data["platforms"]["telegram"].update(
+        mode="webhook",
+        webhook_listen="127.0.0.1",
+        webhook_port=0,
+        webhook_url="http://127.0.0.1:0/telegram",
+        webhook_secret_env="HERMES_TEST_APPROVAL_WEBHOOK_SECRET",
+    )
+    async with running(approval_config(parse_config(data))) as gateway:
+        update = telegram.push_message(ALICE, WRITE)
+        prompt = await prompt_of(telegram, 0)
+        telegram.press_button(ALICE, prompt["message_id"], button(prompt, "Allow once"))
+        assert "saved plan" in await answered(gateway, telegram, update)
+    assert "callback_query" in telegram.calls_of("setWebhook")[0]["allowed_updates"]
+    assert len(telegram.callback_answers) == 1
