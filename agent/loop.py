@@ -59,6 +59,8 @@ TOO_LONG_APOLOGY = (
 )
 FIXED_TTL_FALLBACK = "5m"
 """The tier of a loop with ``cache_ttl: auto`` but no session to choose one (the default)."""
+AGAIN_SUFFIX = "_again"
+"""Added to the id of a call made again after a crash (ids stay ``[a-zA-Z0-9_-]+``)."""
 ITERATION_LIMIT_NOTE = "(I stopped after {n} tool rounds without a final answer.)"
 NO_ANSWER_NOTICE = (
     "Sorry, the model sent back an empty answer, twice. Your message is saved; "
@@ -173,6 +175,7 @@ class AgentLoop:
         *,
         observer: ReplyObserver | None = None,
         approvals: ApprovalPort | None = None,
+        ask_again: Sequence[dict[str, Any]] = (),
     ) -> TurnResult:
         """Run one turn on the session's context (updated in place, system prompt first).
 
@@ -180,12 +183,16 @@ class AgentLoop:
         context (appended by the host, or stored by an interrupted turn). ``observer`` is told
         about the reply while it is written (:mod:`agent.reply_stream`). ``approvals`` asks
         the user before a call to a tool marked ``ask`` (without it, such calls are not run).
+        ``ask_again``: calls a crash interrupted while they waited for approval; the turn
+        makes them again (stored as a call of its own) before it asks the model.
         """
         watcher = GuardedObserver(observer) if observer is not None else None
         result = TurnResult(reply="", stop_reason="final")
         if user_message is not None:
             await self.context.append([user_message])
             result.new_messages.append(user_message)
+        if ask_again:
+            await self._make_again(ask_again, watcher, approvals, result)
         emergency_used = False
         empty_answers = 0
         iteration = 0
@@ -237,6 +244,23 @@ class AgentLoop:
         result.reply = ITERATION_LIMIT_NOTE.format(n=self.settings.max_iterations)
         result.stop_reason = "max_iterations"
         return result
+
+    async def _make_again(
+        self,
+        calls: Sequence[dict[str, Any]],
+        watcher: GuardedObserver | None,
+        approvals: ApprovalPort | None,
+        result: TurnResult,
+    ) -> None:
+        """Repeat interrupted calls under new ids: asked for approval again, never run
+        unapproved (the old ids were answered with stubs when the session loaded)."""
+        again = [{**call, "id": f"{call.get('id', '')}{AGAIN_SUFFIX}"} for call in calls]
+        message: Message = {"role": "assistant", "content": "", "tool_calls": again}
+        await self.context.append([message])
+        result.new_messages.append(message)
+        tool_messages = await self._run_tools(again, watcher, approvals)
+        await self.context.append(tool_messages)
+        result.new_messages.extend(tool_messages)
 
     async def _compact_into(self, trigger: CompactionTrigger, result: TurnResult) -> None:
         started = time.perf_counter()
@@ -326,6 +350,21 @@ def _tool_message(call_id: str, name: str, content: str) -> Message:
 def _is_empty(response: ModelResponse) -> bool:
     """An answer with neither text nor tool calls (no content blocks, or only blank text)."""
     return not response.tool_calls and not reply_text(response.message).strip()
+
+
+def unanswered_tool_calls(context: Sequence[Message]) -> list[dict[str, Any]]:
+    """The tool calls at the end of ``context`` that have no result (a crash or ``/stop``
+    between the call and its results)."""
+    answered: set[str] = set()
+    for message in reversed(context):
+        role = message.get("role")
+        if role == "tool":
+            answered.add(str(message.get("tool_call_id")))
+            continue
+        if role == "assistant" and message.get("tool_calls"):
+            return [c for c in message["tool_calls"] if str(c.get("id")) not in answered]
+        return []
+    return []
 
 
 def missing_tool_results(context: Sequence[Message]) -> list[Message]:

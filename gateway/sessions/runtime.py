@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.engines.context_engine import ContextEngine
-from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
+from agent.loop import (
+    AgentLoop,
+    LoopSettings,
+    TurnResult,
+    missing_tool_results,
+    unanswered_tool_calls,
+)
 from agent.memory import MemoryOwner, with_memory
 from agent.policy.scheduler import CompactionScheduler
 from agent.policy.session_clock import SENT_AT_KEY, SessionClock
@@ -147,6 +153,8 @@ class SessionRuntime:
         self.memory_owner = memory_owner if config.memory.enabled else None
         """Whose memory the session keeps (None: memory is off, or the chat has no owner)."""
         self._base_prompt = ""
+        self._ask_again: list[dict[str, Any]] = []
+        """Tool calls a crash left waiting for approval, asked again by the resumed turn."""
         """The session's stored system prompt, which the memory snapshot is added to."""
         self.session = SessionContext(
             context,
@@ -259,6 +267,13 @@ class SessionRuntime:
         first = self.context[0]
         if first.get("role") == "system":
             self._base_prompt = str(first.get("content") or "")
+        # Calls that waited for the user's approval when the run died: a resumed turn asks
+        # again (the stubs below tell the model they never ran).
+        self._ask_again = [
+            call
+            for call in unanswered_tool_calls(self.context)
+            if self.loop.tools.needs_approval(str(call.get("function", {}).get("name", "")))
+        ]
         stubs = missing_tool_results(self.context)
         if stubs:
             note_stored_ids(stubs, await recorder.record_messages(stubs))
@@ -336,7 +351,10 @@ class SessionRuntime:
         started = time.perf_counter()
         reply.hygiene = await self.compactions.before_turn_window()
         waited += time.perf_counter() - started
-        result = await self.loop.run_turn(None, observer=observer, approvals=approvals)
+        ask_again, self._ask_again = (self._ask_again if resumed else []), []
+        result = await self.loop.run_turn(
+            None, observer=observer, approvals=approvals, ask_again=ask_again
+        )
         result.wait_seconds += waited
         reply.result = result
         reply.text = result.reply
