@@ -26,6 +26,7 @@ from agent.session_context import TurnRecorder as TurnRecorder  # re-exported
 from agent.tools.approvals import (
     ALLOWING,
     NO_ONE_TO_ASK_RESULT,
+    NOT_ASKED_RESULT,
     ApprovalPort,
     ToolCallPreview,
     refusal_result,
@@ -335,7 +336,11 @@ class AgentLoop:
                 args = parse_arguments(arguments)
             except ValueError as exc:
                 return f"Error: {exc}"
-            decision = await approvals.decide(ToolCallPreview(name, args))
+            try:
+                decision = await approvals.decide(ToolCallPreview(name, args))
+            except Exception as exc:  # the prompt could not be posted: the call is not run
+                log.warning("tool %s: approval not asked (%s)", name, type(exc).__name__)
+                return NOT_ASKED_RESULT
             log.info("tool %s: approval %s", name, decision)
             if decision not in ALLOWING:
                 return refusal_result(decision)

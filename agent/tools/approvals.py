@@ -23,6 +23,7 @@ PREVIEW_CHARS = 300
 
 DENIED_RESULT = "The user denied this call; it was not run."
 TIMED_OUT_RESULT = "The user did not answer the approval request in time; the call was not run."
+NOT_ASKED_RESULT = "The user's approval could not be asked (sending the request failed); not run."
 NO_ONE_TO_ASK_RESULT = "This tool needs the user's approval, which cannot be asked here; not run."
 
 

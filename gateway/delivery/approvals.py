@@ -29,6 +29,7 @@ OUTCOME_TEXT: Mapping[Decision, str] = {
     "deny": "Denied.",
     "timeout": "No answer in time: denied.",
 }
+STOPPED_TEXT = "Stopped before an answer."
 MayAnswer = Callable[[str, str | None], bool]
 """Whether (user id, username) may answer a prompt."""
 
@@ -99,16 +100,24 @@ class ApprovalDesk:
                     decision, user_id = await waiting.answer
             except TimeoutError:
                 decision, user_id = "timeout", ""
+            except asyncio.CancelledError:  # /stop or shutdown: the buttons answer nothing now
+                await asyncio.shield(self._close(adapter, target, message_id, STOPPED_TEXT))
+                raise
         finally:
             self._waiting.pop(approval_id, None)
         if decision == "always":
             await store.allow_tool_always(platform, target.chat_id, call.tool, user_id)
         await store.record_approval_decision(platform, target.chat_id, message_id, decision)
-        try:
-            await adapter.close_approval(target, message_id, OUTCOME_TEXT[decision])
-        except Exception as exc:  # the decision stands; the buttons stay, answering nothing
-            log.warning("%s: approval prompt not closed: %s", platform, type(exc).__name__)
+        await self._close(adapter, target, message_id, OUTCOME_TEXT[decision])
         return decision
+
+    async def _close(
+        self, adapter: PlatformAdapter, target: DeliveryTarget, message_id: str, outcome: str
+    ) -> None:
+        try:
+            await adapter.close_approval(target, message_id, outcome)
+        except Exception as exc:  # the decision stands; the buttons stay, answering nothing
+            log.warning("%s: approval prompt not closed: %s", adapter.name, type(exc).__name__)
 
 
 @dataclass(frozen=True, slots=True)

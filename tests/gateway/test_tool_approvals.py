@@ -188,3 +188,19 @@ async def test_over_the_webhook_a_press_arrives_and_is_answered(
         assert "saved plan" in await answered(gateway, telegram, update)
     assert "callback_query" in telegram.calls_of("setWebhook")[0]["allowed_updates"]
     assert len(telegram.callback_answers) == 1
+
+
+async def test_an_admin_may_answer_for_the_user(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    base = gateway_config(
+        tmp_path, anthropic, telegram=telegram, telegram_settings={"admin_users": [BOB]}
+    )
+    async with running(approval_config(base)) as gateway:
+        update = telegram.push_message(ALICE, WRITE)
+        prompt = await prompt_of(telegram, 0)
+        telegram.press_button(
+            ALICE, prompt["message_id"], button(prompt, "Allow once"), user_id=BOB, username="bob"
+        )
+        assert "saved plan" in await answered(gateway, telegram, update)
+    assert telegram.callback_answers[0]["text"] is None
