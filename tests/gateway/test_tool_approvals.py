@@ -204,3 +204,19 @@ async def test_an_admin_may_answer_for_the_user(
         )
         assert "saved plan" in await answered(gateway, telegram, update)
     assert telegram.callback_answers[0]["text"] is None
+
+
+async def test_stop_while_a_prompt_waits_closes_it_and_runs_nothing(
+    base: Config, telegram: TelegramEmulator
+) -> None:
+    async with running(approval_config(base)) as gateway:
+        telegram.push_message(ALICE, WRITE)
+        prompt = await prompt_of(telegram, 0)
+        stop = telegram.push_message(ALICE, "/stop")
+        await settled_inbound(gateway, "telegram", message_key(stop))
+        await gateway.wait_idle()
+        assert gateway.approvals.waiting == 0
+    shown = telegram.message(ALICE, prompt["message_id"])
+    assert shown is not None and "reply_markup" not in shown
+    assert "Stopped before an answer." in shown["text"]
+    assert not any("saved plan" in m["text"] for m in telegram.sent_messages(ALICE))
