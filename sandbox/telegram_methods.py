@@ -71,15 +71,13 @@ class BotApiMethods:
         self._commands_by_scope: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.callbacks = CallbackQueries()
         """Button presses and the bot's answers (answerCallbackQuery, editMessageReplyMarkup)."""
-        bot_id = int(directory.bot_user["id"])
+        self._bot_id = int(directory.bot_user["id"])
         methods: dict[str, Method] = {
             "getMe": self.get_me,
             "logOut": lambda params: True,
             "close": lambda params: True,
             "answerCallbackQuery": self.callbacks.answer,
-            "editMessageReplyMarkup": lambda params: edit_reply_markup(
-                directory, self.callbacks, bot_id, params
-            ),
+            "editMessageReplyMarkup": self.edit_message_reply_markup,
             "deleteWebhook": self.delete_webhook,
             "setWebhook": self.set_webhook,
             "getWebhookInfo": self.get_webhook_info,
@@ -231,6 +229,14 @@ class BotApiMethods:
         for record in self._records_of(chat["id"], message["message_id"]):
             record.update(text=text, entities=entities, parse_mode=params.get("parse_mode"))
             record.update(edit_date=message["edit_date"], source_text=params.get("text"))
+            _set_markup(record, message.get("reply_markup"))
+        return message
+
+    def edit_message_reply_markup(self, params: Params) -> ApiObject:
+        """Replace or remove the buttons of one of the bot's messages."""
+        message = edit_reply_markup(self._directory, self.callbacks, self._bot_id, params)
+        for record in self._records_of(message["chat"]["id"], message["message_id"]):
+            _set_markup(record, message.get("reply_markup"))
         return message
 
     def delete_message(self, params: Params) -> bool:
@@ -280,6 +286,14 @@ class BotApiMethods:
         """Forget the command menu of a scope and language."""
         self._commands_by_scope.pop(_scope_key(params), None)
         return True
+
+
+def _set_markup(record: dict[str, Any], markup: Any) -> None:
+    """A test record shows the buttons the message has now."""
+    if markup:
+        record["reply_markup"] = markup
+    else:
+        record.pop("reply_markup", None)
 
 
 def _message_text(params: Params) -> tuple[str, list[Entity]]:

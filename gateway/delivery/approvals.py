@@ -14,6 +14,7 @@ import logging
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from agent.tools.approvals import Decision, ToolCallPreview
 from gateway.platforms.base import ApprovalPress, DeliveryTarget, PlatformAdapter
@@ -30,6 +31,7 @@ OUTCOME_TEXT: Mapping[Decision, str] = {
     "timeout": "No answer in time: denied.",
 }
 STOPPED_TEXT = "Stopped before an answer."
+STALE_TEXT = "No longer open: the bot restarted (it asks again if the call is still wanted)."
 MayAnswer = Callable[[str, str | None], bool]
 """Whether (user id, username) may answer a prompt."""
 
@@ -74,6 +76,16 @@ class ApprovalDesk:
         choice: Decision = press.choice  # type: ignore[assignment]
         waiting.answer.set_result((choice, press.user_id))
         return None
+
+    async def close_stale(self, platform: str, before: datetime) -> int:
+        """Take the buttons off prompts a previous run left waiting (sent before
+        ``before``); returns how many."""
+        adapter = self._adapters[platform]
+        stale = await self._store.open_approval_prompts(platform, before)
+        for chat_id, message_id in stale:
+            await self._close(adapter, DeliveryTarget(chat_id), message_id, STALE_TEXT)
+            await self._store.record_approval_decision(platform, chat_id, message_id, "stale")
+        return len(stale)
 
     def for_turn(
         self, platform: str, target: DeliveryTarget, may_answer: MayAnswer

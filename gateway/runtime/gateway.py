@@ -127,6 +127,8 @@ class Gateway:
         self.delivery = Deliverer(
             app.repo, self.adapters, RetryPolicy.from_settings(app.config.gateway)
         )
+        self._started_at = datetime.now(UTC)
+        """Approval prompts sent before this are a previous run's (closed at start)."""
         self.approvals = ApprovalDesk(
             app.repo, self.adapters, lambda: app.config.mcp.approval_timeout_seconds
         )
@@ -181,6 +183,9 @@ class Gateway:
                 # A refused user is told once, not once per restart.
                 allowlist.remember_told(await self.repo.refused_users(name))
             await self.access.refresh()
+            for name, adapter in self.adapters.items():
+                if adapter.failure is None:  # before resumed turns post prompts of their own
+                    await self.approvals.close_stale(name, self._started_at)
             await self.resume_pending()
             self._housekeeping = asyncio.create_task(self._prune_dead_letters_daily())
         finally:

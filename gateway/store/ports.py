@@ -127,6 +127,10 @@ class ApprovalStore(Protocol):
         self, platform: str, chat_id: str, platform_message_id: str, decision: str
     ) -> None: ...
 
+    async def open_approval_prompts(
+        self, platform: str, before: datetime
+    ) -> list[tuple[str, str]]: ...
+
 
 @runtime_checkable
 class GatewayStore(Protocol):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import cast
 
 from sqlalchemy import Connection, Table, insert, select, update
@@ -79,3 +80,18 @@ class ApprovalQueries(RepositoryBase):
             )
 
         await self._write(change)
+
+    async def open_approval_prompts(self, platform: str, before: datetime) -> list[tuple[str, str]]:
+        """(chat id, platform message id) of prompts sent before ``before`` and never
+        answered: a previous run died while they waited."""
+        query = (
+            select(ApprovalPromptRow.chat_id, ApprovalPromptRow.platform_message_id)
+            .where(
+                ApprovalPromptRow.platform == platform,
+                ApprovalPromptRow.decision.is_(None),
+                ApprovalPromptRow.created_at < before,
+            )
+            .order_by(ApprovalPromptRow.id)
+        )
+        async with self._reading() as session:
+            return [(str(c), str(m)) for c, m in (await session.execute(query)).all()]
