@@ -24,7 +24,15 @@ from agent.reply_stream import GuardedObserver, ReplyObserver
 from agent.session_context import SessionContext
 from agent.session_context import TurnRecorder as TurnRecorder  # re-exported
 from agent.spans import NO_SPANS, AttributeValue, Spans
-from agent.tools.registry import ToolRegistry
+from agent.tools.approvals import (
+    ALLOWING,
+    NO_ONE_TO_ASK_RESULT,
+    NOT_ASKED_RESULT,
+    ApprovalPort,
+    ToolCallPreview,
+    refusal_result,
+)
+from agent.tools.registry import ToolRegistry, parse_arguments
 from agent.types import (
     CompactionResult,
     CompactionTrigger,
@@ -53,6 +61,8 @@ TOO_LONG_APOLOGY = (
 )
 FIXED_TTL_FALLBACK = "5m"
 """The tier of a loop with ``cache_ttl: auto`` but no session to choose one (the default)."""
+AGAIN_SUFFIX = "_again"
+"""Added to the id of a call made again after a crash (ids stay ``[a-zA-Z0-9_-]+``)."""
 ITERATION_LIMIT_NOTE = "(I stopped after {n} tool rounds without a final answer.)"
 NO_ANSWER_NOTICE = (
     "Sorry, the model sent back an empty answer, twice. Your message is saved; "
@@ -165,19 +175,29 @@ class AgentLoop:
 
     # -- one turn ------------------------------------------------------------------------
     async def run_turn(
-        self, user_message: Message | None, *, observer: ReplyObserver | None = None
+        self,
+        user_message: Message | None,
+        *,
+        observer: ReplyObserver | None = None,
+        approvals: ApprovalPort | None = None,
+        ask_again: Sequence[dict[str, Any]] = (),
     ) -> TurnResult:
         """Run one turn on the session's context (updated in place, system prompt first).
 
         ``user_message`` None runs the turn for the user message(s) already at the end of the
         context (appended by the host, or stored by an interrupted turn). ``observer`` is told
-        about the reply while it is written (:mod:`agent.reply_stream`).
+        about the reply while it is written (:mod:`agent.reply_stream`). ``approvals`` asks
+        the user before a call to a tool marked ``ask`` (without it, such calls are not run).
+        ``ask_again``: calls a crash interrupted while they waited for approval; the turn
+        makes them again (stored as a call of its own) before it asks the model.
         """
         watcher = GuardedObserver(observer) if observer is not None else None
         result = TurnResult(reply="", stop_reason="final")
         if user_message is not None:
             await self.context.append([user_message])
             result.new_messages.append(user_message)
+        if ask_again:
+            await self._make_again(ask_again, watcher, approvals, result)
         emergency_used = False
         empty_answers = 0
         iteration = 0
@@ -223,12 +243,29 @@ class AgentLoop:
             if not response.tool_calls:
                 result.reply = reply_text(response.message)
                 return result
-            tool_messages = await self._run_tools(response.tool_calls, watcher)
+            tool_messages = await self._run_tools(response.tool_calls, watcher, approvals)
             await self.context.append(tool_messages)
             result.new_messages.extend(tool_messages)
         result.reply = ITERATION_LIMIT_NOTE.format(n=self.settings.max_iterations)
         result.stop_reason = "max_iterations"
         return result
+
+    async def _make_again(
+        self,
+        calls: Sequence[dict[str, Any]],
+        watcher: GuardedObserver | None,
+        approvals: ApprovalPort | None,
+        result: TurnResult,
+    ) -> None:
+        """Repeat interrupted calls under new ids: asked for approval again, never run
+        unapproved (the old ids were answered with stubs when the session loaded)."""
+        again = [{**call, "id": f"{call.get('id', '')}{AGAIN_SUFFIX}"} for call in calls]
+        message: Message = {"role": "assistant", "content": "", "tool_calls": again}
+        await self.context.append([message])
+        result.new_messages.append(message)
+        tool_messages = await self._run_tools(again, watcher, approvals)
+        await self.context.append(tool_messages)
+        result.new_messages.extend(tool_messages)
 
     async def _compact_into(self, trigger: CompactionTrigger, result: TurnResult) -> None:
         started = time.perf_counter()
@@ -278,7 +315,10 @@ class AgentLoop:
         return self.marked_history(context).materialize()
 
     async def _run_tools(
-        self, tool_calls: list[dict[str, Any]], watcher: GuardedObserver | None
+        self,
+        tool_calls: list[dict[str, Any]],
+        watcher: GuardedObserver | None,
+        approvals: ApprovalPort | None = None,
     ) -> list[Message]:
         calls = [(c.get("id", ""), c.get("function", {})) for c in tool_calls]
         if watcher is not None:
@@ -286,7 +326,7 @@ class AgentLoop:
         try:
             outputs = await asyncio.gather(
                 *(
-                    self._call_tool(cid, str(fn.get("name", "")), fn.get("arguments"))
+                    self._call_tool(cid, str(fn.get("name", "")), fn.get("arguments"), approvals)
                     for cid, fn in calls
                 )
             )
@@ -302,13 +342,36 @@ class AgentLoop:
             for (cid, fn), out in zip(calls, outputs, strict=True)
         ]
 
-    async def _call_tool(self, call_id: str, name: str, arguments: Any) -> str:
+    async def _call_tool(
+        self,
+        call_id: str,
+        name: str,
+        arguments: str | dict[str, Any] | None,
+        approvals: ApprovalPort | None,
+    ) -> str:
+        """Run one call (in its span), after the user's approval when its tool asks for one."""
         attributes = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": name,
             "gen_ai.tool.call.id": call_id,
         }
         with self.spans.span(f"execute_tool {name}", attributes):
+            if self.tools.needs_approval(name):
+                if approvals is None:
+                    return NO_ONE_TO_ASK_RESULT
+                try:
+                    args = parse_arguments(arguments)
+                except ValueError as exc:
+                    return f"Error: {exc}"
+                try:
+                    decision = await approvals.decide(ToolCallPreview(name, args))
+                except Exception as exc:  # the prompt could not be posted: the call is not run
+                    log.warning("tool %s: approval not asked (%s)", name, type(exc).__name__)
+                    return NOT_ASKED_RESULT
+                log.info("tool %s: approval %s", name, decision)
+                if decision not in ALLOWING:
+                    return refusal_result(decision)
+                arguments = args
             return await self.tools.call(name, arguments)
 
 
@@ -339,6 +402,21 @@ def _tool_message(call_id: str, name: str, content: str) -> Message:
 def _is_empty(response: ModelResponse) -> bool:
     """An answer with neither text nor tool calls (no content blocks, or only blank text)."""
     return not response.tool_calls and not reply_text(response.message).strip()
+
+
+def unanswered_tool_calls(context: Sequence[Message]) -> list[dict[str, Any]]:
+    """The tool calls at the end of ``context`` that have no result (a crash or ``/stop``
+    between the call and its results)."""
+    answered: set[str] = set()
+    for message in reversed(context):
+        role = message.get("role")
+        if role == "tool":
+            answered.add(str(message.get("tool_call_id")))
+            continue
+        if role == "assistant" and message.get("tool_calls"):
+            return [c for c in message["tool_calls"] if str(c.get("id")) not in answered]
+        return []
+    return []
 
 
 def missing_tool_results(context: Sequence[Message]) -> list[Message]:

@@ -157,6 +157,38 @@ class DiscordEmulator:
             self.gateway.dispatch("MESSAGE_CREATE", message)
         return dict(message)
 
+    def press_button(
+        self,
+        message_id: int | str,
+        custom_id: str,
+        *,
+        user_id: int = 1001,
+        user_name: str = "alice",
+    ) -> dict:
+        """A user presses the button ``custom_id`` of a bot message: the bot receives
+        INTERACTION_CREATE (type 3); returns the interaction (KeyError: no such button)."""
+        interaction = self.rest.interactions.press(int(message_id), custom_id, user_id, user_name)
+        self.gateway.dispatch("INTERACTION_CREATE", interaction)
+        return dict(interaction)
+
+    @property
+    def interaction_callbacks(self) -> list[dict]:
+        """Every answer to a press: interaction_id, type (4 reply, 6 ack, 7 update), data."""
+        return list(self.rest.interactions.callbacks)
+
+    async def wait_for_interaction_callbacks(
+        self,
+        count: int,
+        timeout: float = 10.0,  # noqa: ASYNC109 - same shape as wait_for_sent
+    ) -> list[dict]:
+        """Wait until at least ``count`` presses were answered; TimeoutError otherwise."""
+        interactions = self.rest.interactions
+        async with asyncio.timeout(timeout):
+            while len(interactions.callbacks) < count:
+                interactions.changed.clear()
+                await interactions.changed.wait()
+        return list(interactions.callbacks)
+
     def push_raw_event(self, event: str, data: dict) -> None:
         """Dispatch a gateway event exactly as given (e.g. a MESSAGE_CREATE without its author,
         as no real Discord sends): a bot must survive events it cannot parse."""

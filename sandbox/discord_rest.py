@@ -8,6 +8,7 @@ bucket and major parameter; going past the limit answers 429 the way Discord doe
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import time
@@ -16,6 +17,12 @@ from collections.abc import Awaitable, Callable
 from aiohttp import BodyPartReader, web
 
 from sandbox.discord_gateway import DiscordGateway
+from sandbox.discord_interactions import (
+    InteractionError,
+    Interactions,
+    callback_route,
+    check_components,
+)
 from sandbox.discord_ratelimit import RateLimiter, too_many_requests
 from sandbox.discord_world import APP_OWNER_ID, JSON, DiscordWorld
 
@@ -76,6 +83,8 @@ class DiscordRestApi:
         self.history_requests: list[dict[str, str]] = []
         self.sent_changed = asyncio.Event()
         self.prefix = ""
+        self.interactions = Interactions(world)
+        """Button presses and the bot's answers (POST /interactions/{id}/{token}/callback)."""
 
     def add_routes(self, app: web.Application, prefix: str) -> None:
         """Register every route under `prefix` (e.g. /api/v10)."""
@@ -99,6 +108,13 @@ class DiscordRestApi:
                 self.add_reaction,
             ),
         ]
+        routes.append(
+            (
+                "POST",
+                "/interactions/{interaction_id}/{token}/callback",
+                functools.partial(callback_route, self.interactions),
+            )
+        )
         self.prefix = prefix
         for method, path, handler in routes:
             app.router.add_route(method, prefix + path, handler)
@@ -114,7 +130,8 @@ class DiscordRestApi:
         major = request.match_info.get("channel_id", "")
         headers, retry_after = self.rate_limiter.take(bucket, major)
         response: web.StreamResponse
-        if not request.path.endswith("/gateway") and not self._authorized(request):
+        open_path = request.path.endswith("/gateway") or "/interactions/" in request.path
+        if not open_path and not self._authorized(request):
             response = json_response({"message": "401: Unauthorized", "code": 0}, 401)
         elif retry_after is not None:
             response = too_many_requests(retry_after)
@@ -265,11 +282,22 @@ class DiscordRestApi:
             nonce=payload.get("nonce"),
         )
         message["embeds"] = list(payload.get("embeds") or [])
+        self._set_components(message, payload)
         self.sent.append(message)
         self.sent_changed.set()
         # Discord echoes the bot's own messages back over the gateway.
         self.gateway.dispatch("MESSAGE_CREATE", message)
         return json_response(message)
+
+    def _set_components(self, message: JSON, payload: JSON) -> None:
+        """Buttons given with a send or an edit (an edit's empty list removes them)."""
+        if "components" not in payload:
+            return
+        try:
+            check_components(payload["components"])
+        except InteractionError as error:
+            raise DiscordApiError(error.status, error.code, error.message) from error
+        message["components"] = list(payload["components"] or [])
 
     def _reply_reference(self, reference: JSON | None, channel_id: int) -> JSON | None:
         if not reference:
@@ -336,6 +364,7 @@ class DiscordRestApi:
             raise _invalid_form(
                 "content", "BASE_TYPE_MAX_LENGTH", f"Must be {MAX_MESSAGE_LENGTH} or fewer."
             )
+        self._set_components(message, payload)
         edited = self.world.edit_message(int(message["id"]), content)
         self.edits.append({**edited, "edited_at": time.monotonic()})  # when a user saw it
         self.gateway.dispatch("MESSAGE_UPDATE", edited)

@@ -214,6 +214,48 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
             earlier = self._directory.add_message(chat_id, self._directory.bot_user, "…", [])
         return earlier
 
+    def press_button(
+        self,
+        chat_id: int,
+        message_id: int,
+        data: str,
+        *,
+        user_id: int | None = None,
+        username: str = "alice",
+        first_name: str = "Alice",
+    ) -> Update:
+        """Queue a ``callback_query`` update: the user pressed the button carrying ``data`` on
+        the bot's message ``message_id`` (KeyError if it has no such button now). In a private
+        chat the user id defaults to the chat id."""
+        message = self._directory.find_message(chat_id, message_id)
+        if message is None:
+            raise KeyError(f"no message {message_id} in chat {chat_id}")
+        if user_id is None and chat_id > 0:
+            user_id = chat_id
+        user = self._directory.remember_user(user_id, username, first_name)
+        query = self._api.callbacks.press(message, data, user, f"ci{chat_id}")
+        update = self._updates.push("callback_query", query)
+        self._updates_changed.notify()
+        return update
+
+    @property
+    def callback_answers(self) -> list[dict[str, Any]]:
+        """Every answerCallbackQuery the bot made: callback_query_id, text, show_alert."""
+        return list(self._api.callbacks.answers)
+
+    @property
+    def markup_edits(self) -> list[dict[str, Any]]:
+        """Every editMessageReplyMarkup: chat_id, message_id, reply_markup (None: removed)."""
+        return list(self._api.callbacks.markup_edits)
+
+    def open_callback_queries(self) -> list[str]:
+        """Ids of presses the bot has not answered yet."""
+        return list(self._api.callbacks.open)
+
+    def message(self, chat_id: int, message_id: int) -> dict[str, Any] | None:
+        """The chat's message as it is now (text, reply_markup), None if absent or deleted."""
+        return self._directory.find_message(chat_id, message_id)
+
     def redeliver(self, update_id: int) -> None:
         """Queue an already pushed update again under the same update_id, as a broken server
         would; it is delivered once more even if the bot confirmed it. KeyError if unknown."""

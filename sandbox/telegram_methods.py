@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from sandbox.telegram_callbacks import CallbackQueries, check_reply_markup, edit_reply_markup
 from sandbox.telegram_chats import ApiObject, ChatDirectory
 from sandbox.telegram_faults import FloodControl
 from sandbox.telegram_live import LiveEvent, LiveRecord, send_message_draft
@@ -68,11 +69,15 @@ class BotApiMethods:
         self.live = LiveRecord()
         """Every draft and edit, with when it landed (what a user saw of live replies)."""
         self._commands_by_scope: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.callbacks = CallbackQueries()
+        """Button presses and the bot's answers (answerCallbackQuery, editMessageReplyMarkup)."""
+        self._bot_id = int(directory.bot_user["id"])
         methods: dict[str, Method] = {
             "getMe": self.get_me,
             "logOut": lambda params: True,
             "close": lambda params: True,
-            "answerCallbackQuery": lambda params: True,
+            "answerCallbackQuery": self.callbacks.answer,
+            "editMessageReplyMarkup": self.edit_message_reply_markup,
             "deleteWebhook": self.delete_webhook,
             "setWebhook": self.set_webhook,
             "getWebhookInfo": self.get_webhook_info,
@@ -144,6 +149,7 @@ class BotApiMethods:
         chat = self._directory.chat_for_sending(params.get("chat_id"))
         text, entities = _message_text(params)
         reply_to = self._reply_target(chat["id"], params)
+        check_reply_markup(params.get("reply_markup"))
         thread_id = params.get("message_thread_id")
         if thread_id is None and reply_to is not None:
             thread_id = reply_to.get("message_thread_id")  # a reply lands in its topic
@@ -215,9 +221,22 @@ class BotApiMethods:
         message.update(text=text, entities=entities, edit_date=self._directory.now())
         if not entities:
             message.pop("entities")
+        check_reply_markup(markup)
+        if markup:  # an edit without reply_markup removes the inline keyboard
+            message["reply_markup"] = markup
+        else:
+            message.pop("reply_markup", None)
         for record in self._records_of(chat["id"], message["message_id"]):
             record.update(text=text, entities=entities, parse_mode=params.get("parse_mode"))
             record.update(edit_date=message["edit_date"], source_text=params.get("text"))
+            _set_markup(record, message.get("reply_markup"))
+        return message
+
+    def edit_message_reply_markup(self, params: Params) -> ApiObject:
+        """Replace or remove the buttons of one of the bot's messages."""
+        message = edit_reply_markup(self._directory, self.callbacks, self._bot_id, params)
+        for record in self._records_of(message["chat"]["id"], message["message_id"]):
+            _set_markup(record, message.get("reply_markup"))
         return message
 
     def delete_message(self, params: Params) -> bool:
@@ -267,6 +286,14 @@ class BotApiMethods:
         """Forget the command menu of a scope and language."""
         self._commands_by_scope.pop(_scope_key(params), None)
         return True
+
+
+def _set_markup(record: dict[str, Any], markup: Any) -> None:
+    """A test record shows the buttons the message has now."""
+    if markup:
+        record["reply_markup"] = markup
+    else:
+        record.pop("reply_markup", None)
 
 
 def _message_text(params: Params) -> tuple[str, list[Entity]]:

@@ -28,6 +28,8 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     handler: ToolHandler
+    ask: bool = False
+    """Each call needs the user's approval first (``agent.tools.approvals``)."""
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -97,13 +99,18 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return sorted(self._all())
 
+    def needs_approval(self, name: str) -> bool:
+        """Whether a call to ``name`` must be approved by the user before it runs."""
+        tool = self._all().get(name)
+        return tool is not None and tool.ask
+
     async def call(self, name: str, arguments: str | dict[str, Any] | None) -> str:
         """Run a tool; any failure becomes an error text for the model, never an exception."""
         tool = self._all().get(name)
         if tool is None:
             return f"Error: unknown tool {name!r}. Available: {', '.join(self.names()) or 'none'}."
         try:
-            args = _parse_arguments(arguments)
+            args = parse_arguments(arguments)
             result = await tool.handler(args)
         except (ToolError, ValueError, TypeError, KeyError) as exc:
             return f"Error: {exc}"
@@ -116,7 +123,7 @@ class ToolRegistry:
         return result
 
 
-def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
+def parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
     if arguments is None or arguments == "":
         return {}
     if isinstance(arguments, dict):

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.reply_stream import ReplyObserver
+from agent.tools.approvals import ApprovalPort
+from gateway.cli.chat_approvals import TerminalApprovals
 from gateway.cli.chat_stream import TerminalPrinter
 from gateway.commands import CommandRegistry, default_registry, parse_call, run_local
 from gateway.commands.builtin import STOPPED_TEXT
@@ -55,6 +57,16 @@ class TerminalInput:
             return None
         return text
 
+    async def ask(self, question: str) -> str | None:
+        """One answer to ``question`` (kept out of the history); None on Ctrl-D or Ctrl-C."""
+        from prompt_toolkit import PromptSession
+
+        try:
+            answer: str = await PromptSession().prompt_async(question)
+        except (EOFError, KeyboardInterrupt):
+            return None
+        return answer
+
 
 async def _read_script_line(stream: TextIO) -> str | None:
     line = await asyncio.to_thread(stream.readline)
@@ -62,14 +74,20 @@ async def _read_script_line(stream: TextIO) -> str | None:
 
 
 async def _interruptible_turn(
-    app: App, address: SessionAddress, text: str, observer: ReplyObserver
+    app: App,
+    address: SessionAddress,
+    text: str,
+    observer: ReplyObserver,
+    approvals: ApprovalPort,
 ) -> TurnReply | None:
     """One turn that Ctrl-C (SIGINT) interrupts as ``/stop`` does: the context is reloaded
     from the store and the unanswered message gets the stop note. None when interrupted.
     ``observer`` prints the answer as the model writes it."""
     loop = asyncio.get_running_loop()
     turn = asyncio.ensure_future(
-        app.sessions.run_turn(address, text, sent_at=time.time(), observer=observer)
+        app.sessions.run_turn(
+            address, text, sent_at=time.time(), observer=observer, approvals=approvals
+        )
     )
     loop.add_signal_handler(signal.SIGINT, turn.cancel)
     try:
@@ -120,6 +138,7 @@ async def run_chat(
             "Ctrl-D quits.",
             file=out,
         )
+    approvals = _approvals(app, session_name, stream, out, terminal)
     while True:
         line = await (terminal.read() if terminal else _read_script_line(stream))
         if line is None:
@@ -134,10 +153,12 @@ async def run_chat(
             continue
         # The terminal is its own platform: its message time is when the line was read.
         if terminal is None:
-            reply = await app.sessions.run_turn(address, text, sent_at=time.time())
+            reply = await app.sessions.run_turn(
+                address, text, sent_at=time.time(), approvals=approvals
+            )
         else:
             printer = TerminalPrinter(out, REPLY_PREFIX)
-            interrupted = await _interruptible_turn(app, address, text, printer)
+            interrupted = await _interruptible_turn(app, address, text, printer, approvals)
             if interrupted is None:
                 printer.finish("")
                 print(REPLY_PREFIX + STOPPED_TEXT, file=out, flush=True)
@@ -148,3 +169,19 @@ async def run_chat(
                     print(NOTICE_PREFIX + notice, file=out, flush=True)
                 continue
         _print_reply(reply, out)
+
+
+def _approvals(
+    app: App, session_name: str, stream: TextIO, out: TextIO, terminal: TerminalInput | None
+) -> TerminalApprovals:
+    """The chat's ``y/n/a`` prompt: at the terminal, or the script's next line."""
+
+    async def scripted(question: str) -> str | None:
+        print(question, end="", file=out, flush=True)
+        answer = await _read_script_line(stream)
+        print((answer or "").rstrip("\n"), file=out, flush=True)  # as a terminal echoes it
+        return answer
+
+    timeout = app.config.mcp.approval_timeout_seconds
+    read_line = terminal.ask if terminal is not None else scripted
+    return TerminalApprovals(app.repo, session_name, read_line, out, timeout)

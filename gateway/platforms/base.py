@@ -29,6 +29,30 @@ FatalCallback = Callable[[str, str], None]
 CatchUpSource = Callable[[], Awaitable[dict[str, str]]]
 """Returns the newest recorded message id per chat id (platform ids as strings)."""
 
+ApprovalChoice = str
+"""What an approval button stands for: ``once``, ``always`` or ``deny``."""
+APPROVAL_CHOICES: tuple[tuple[ApprovalChoice, str], ...] = (
+    ("once", "Allow once"),
+    ("always", "Always in this chat"),
+    ("deny", "Deny"),
+)
+"""The buttons of an approval prompt, in order: (choice, label)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalPress:
+    """Someone pressed a button of an approval prompt."""
+
+    platform: str
+    approval_id: str
+    choice: ApprovalChoice
+    user_id: str
+    username: str | None = None
+
+
+ApprovalCallback = Callable[[ApprovalPress], Awaitable[str | None]]
+"""The runner's answer to a press: None when it was taken, else a short refusal to show."""
+
 
 class PlatformAuthError(Exception):
     """The platform rejected the bot's credentials; the message names the variable, never the
@@ -104,6 +128,8 @@ class AdapterHooks:
     commands: CommandMenu = field(default_factory=NoCommands)
     """The commands the runner answers, for the platform's menu and addressing."""
     catch_up_from: CatchUpSource | None = None
+    on_approval: ApprovalCallback | None = None
+    """Told when someone presses an approval prompt's button."""
     """Where the messages recorded before this run end, per chat. An adapter whose platform
     does not redeliver what was sent while the bot was offline reads the history after them;
     the others ignore it."""
@@ -137,6 +163,7 @@ class PlatformAdapter(abc.ABC):
         self.on_fatal = hooks.on_fatal
         self.commands = hooks.commands
         self.catch_up_from = hooks.catch_up_from
+        self.on_approval = hooks.on_approval
 
     @abc.abstractmethod
     async def start(self, on_message: InboundCallback) -> str:
@@ -241,6 +268,18 @@ class PlatformAdapter(abc.ABC):
         """The parts a reply is sent as, each within the platform's limit (or a smaller
         ``limit``, which leaves room for what a live reply adds to a part)."""
         return split_message(text, limit or self.message_limit, length=self.measure)
+
+    async def send_approval(
+        self, target: DeliveryTarget, tool: str, preview: str, approval_id: str
+    ) -> str:
+        """Post an approval prompt for a call of ``tool`` (``preview``: its arguments, bounded,
+        not escaped yet) with the :data:`APPROVAL_CHOICES` buttons; returns its platform id."""
+        raise NotImplementedError(f"{self.name}: approval prompts are not supported")
+
+    async def close_approval(  # noqa: B027 - optional hook, no-op by default
+        self, target: DeliveryTarget, message_id: str, outcome: str
+    ) -> None:
+        """Say how a prompt was answered and remove its buttons (idempotent)."""
 
     async def send(self, target: DeliveryTarget, text: str) -> list[str]:
         """Send a reply of any length; returns the platform ids of the messages sent."""

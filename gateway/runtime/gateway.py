@@ -20,8 +20,10 @@ from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent.tools.approvals import ApprovalPort
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
+from gateway.delivery.approvals import ApprovalDesk
 from gateway.delivery.deliverer import Deliverer, RetryPolicy
 from gateway.delivery.in_flight import InFlight
 from gateway.delivery.live_reply import live_reply
@@ -32,7 +34,7 @@ from gateway.messages.failures import failure_summary
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.turn_text import MESSAGE_SEPARATOR as MESSAGE_SEPARATOR
 from gateway.messages.turn_text import batch_sent_at, merge_texts
-from gateway.platforms.base import AdapterHooks, DeliveryTarget, PlatformAuthError
+from gateway.platforms.base import AdapterHooks, ApprovalPress, DeliveryTarget, PlatformAuthError
 from gateway.platforms.registry import PLATFORMS
 from gateway.reports.totals import health_text
 from gateway.runtime.app import App
@@ -139,6 +141,12 @@ class Gateway:
             RetryPolicy.from_settings(app.config.gateway),
             on_retry=self.metrics.retried,
         )
+        self._started_at = datetime.now(UTC)
+        """Approval prompts sent before this are a previous run's (closed at start)."""
+        self.approvals = ApprovalDesk(
+            app.repo, self.adapters, lambda: app.config.mcp.approval_timeout_seconds
+        )
+        """Approval prompts waiting for a press (tools in an MCP server's ``ask`` list)."""
         self.overhead_ms: collections.deque[float] = collections.deque(maxlen=OVERHEAD_SAMPLES)
         """Per handled turn: time in the gateway and agent minus time waiting on the model."""
         self._stopping_keys: set[str] = set()
@@ -172,7 +180,11 @@ class Gateway:
             on_fatal=self._adapter_failed,
             commands=self.commands,
             catch_up_from=functools.partial(self._catch_up_start, platform),
+            on_approval=self._on_approval,
         )
+
+    async def _on_approval(self, press: ApprovalPress) -> str | None:
+        return await self.approvals.on_press(press)
 
     async def start(self) -> None:
         """Connect every adapter, log who we are, then handle what was left pending.
@@ -196,6 +208,9 @@ class Gateway:
                 # A refused user is told once, not once per restart.
                 allowlist.remember_told(await self.repo.refused_users(name))
             await self.access.refresh()
+            for name, adapter in self.adapters.items():
+                if adapter.failure is None:  # before resumed turns post prompts of their own
+                    await self.approvals.close_stale(name, self._started_at)
             await self.resume_pending()
             self._housekeeping = asyncio.create_task(self._prune_dead_letters_daily())
             if self.scheduler is not None:  # after the resume: a claimed run is resumed once
@@ -470,6 +485,7 @@ class Gateway:
                     source=TurnSource(link, stored_message_id),
                     sent_at=batch_sent_at(batch),
                     observer=live,
+                    approvals=self._turn_approvals(batch[-1]),
                 )
         except asyncio.CancelledError:
             if key in self._stopping_keys:
@@ -486,6 +502,17 @@ class Gateway:
         self.overhead_ms.append((took - waited) * 1000)
         self.metrics.turn_seconds.labels(first.platform).observe(took)
         self.metrics.model_seconds.labels(first.platform).observe(waited)
+
+    def _turn_approvals(self, message: InboundMessage) -> ApprovalPort:
+        """The turn's approval prompts: in its chat, answered by its writer or an admin."""
+        admins = self.admins.get(message.platform)
+
+        def may_answer(user_id: str, username: str | None) -> bool:
+            if user_id == message.user_id:
+                return True
+            return admins is not None and admins.matches(user_id, username)
+
+        return self.approvals.for_turn(message.platform, DeliveryTarget.of(message), may_answer)
 
     def _nothing_to_read(self, media: PreparedMedia, attached: list[str]) -> list[str]:
         """The answer to a turn with nothing for the model: what could not be read, or, for a

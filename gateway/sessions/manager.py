@@ -6,6 +6,7 @@ import logging
 from collections import OrderedDict
 
 from agent.reply_stream import ReplyObserver
+from agent.tools.approvals import ApprovalPort
 from agent.types import UserContent
 from gateway.sessions.runtime import SessionAddress, SessionRuntime, TurnReply, TurnSource
 from gateway.sessions.services import AgentServices
@@ -76,6 +77,7 @@ class SessionManager:
         source: TurnSource | None = None,
         sent_at: float | None = None,
         observer: ReplyObserver | None = None,
+        approvals: ApprovalPort | None = None,
     ) -> TurnReply:
         """One user message through hygiene and the agent loop, billed to the address's user
         (see SessionRuntime.run_turn; ``sent_at``: platform time; ``observer``: a live view of
@@ -83,7 +85,12 @@ class SessionManager:
         runtime = await self.get(address)
         runtime.note_turn_origin(address.job_origin)
         return await runtime.run_turn(
-            text, source=source, sent_at=sent_at, user_key=address.user_key, observer=observer
+            text,
+            source=source,
+            sent_at=sent_at,
+            user_key=address.user_key,
+            observer=observer,
+            approvals=approvals,
         )
 
     async def close(self) -> None:

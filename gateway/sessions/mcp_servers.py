@@ -38,6 +38,7 @@ def server_spec(
         headers={h: _filled(name, v, environ) for h, v in settings.headers.items()},
         timeout_seconds=settings.timeout_seconds,
         tools=tuple(settings.tools) if settings.tools is not None else None,
+        ask=tuple(settings.ask),
     )
 
 

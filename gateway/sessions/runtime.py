@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.engines.context_engine import ContextEngine
-from agent.loop import AgentLoop, LoopSettings, TurnResult, missing_tool_results
+from agent.loop import (
+    AgentLoop,
+    LoopSettings,
+    TurnResult,
+    missing_tool_results,
+    unanswered_tool_calls,
+)
 from agent.memory import MemoryOwner, merge_facts, with_memory
 from agent.policy.scheduler import CompactionScheduler
 from agent.policy.session_clock import SENT_AT_KEY, SessionClock
@@ -21,6 +27,7 @@ from agent.policy.session_policy import SessionPolicy
 from agent.reply_stream import ReplyObserver
 from agent.session_context import SessionContext
 from agent.tools import ToolRegistry, build_registry
+from agent.tools.approvals import ApprovalPort
 from agent.tools.memory_tool import memory_tool
 from agent.tools.recall_tool import recall_tool
 from agent.types import (
@@ -172,6 +179,8 @@ class SessionRuntime:
         self.memory_owner = memory_owner if config.memory.enabled else None
         """Whose memory the session keeps (None: memory is off, or the chat has no owner)."""
         self._base_prompt = ""
+        self._ask_again: list[dict[str, Any]] = []
+        """Tool calls a crash left waiting for approval, asked again by the resumed turn."""
         """The session's stored system prompt, which the memory snapshot is added to."""
         self.session = SessionContext(
             context,
@@ -307,6 +316,13 @@ class SessionRuntime:
         first = self.context[0]
         if first.get("role") == "system":
             self._base_prompt = str(first.get("content") or "")
+        # Calls that waited for the user's approval when the run died: a resumed turn asks
+        # again (the stubs below tell the model they never ran).
+        self._ask_again = [
+            call
+            for call in unanswered_tool_calls(self.context)
+            if self.loop.tools.needs_approval(str(call.get("function", {}).get("name", "")))
+        ]
         stubs = missing_tool_results(self.context)
         if stubs:
             note_stored_ids(stubs, await recorder.record_messages(stubs))
@@ -320,6 +336,7 @@ class SessionRuntime:
         sent_at: float | None = None,
         user_key: str | None = None,
         observer: ReplyObserver | None = None,
+        approvals: ApprovalPort | None = None,
     ) -> TurnReply:
         """Store the user's message, run hygiene, then one agent turn.
 
@@ -331,11 +348,12 @@ class SessionRuntime:
         answer that was never delivered is returned without calling the model).
         ``sent_at`` is the platform's time of the message (epoch seconds), stored with it and
         the session's clock from then on. ``user_key`` is whose turn it is (its calls and
-        summaries are billed to them); ``observer`` watches the reply being written.
+        summaries are billed to them); ``observer`` watches the reply being written;
+        ``approvals`` asks the user before a tool marked ``ask`` runs.
         """
         async with self.compactions.lock:
             self.billing.user_key = user_key
-            return await self._run_turn(text, source, sent_at, observer)
+            return await self._run_turn(text, source, sent_at, observer, approvals)
 
     async def _run_turn(
         self,
@@ -343,6 +361,7 @@ class SessionRuntime:
         source: TurnSource | None,
         sent_at: float | None,
         observer: ReplyObserver | None,
+        approvals: ApprovalPort | None = None,
     ) -> TurnReply:
         reply = TurnReply(text="")
         last_call_at = self.clock.newest
@@ -383,7 +402,10 @@ class SessionRuntime:
         with self.services.spans.span("hygiene", {"hermes.hygiene.step": "window"}):
             reply.hygiene = await self.compactions.before_turn_window()
         waited += time.perf_counter() - started
-        result = await self.loop.run_turn(None, observer=observer)
+        ask_again, self._ask_again = (self._ask_again if resumed else []), []
+        result = await self.loop.run_turn(
+            None, observer=observer, approvals=approvals, ask_again=ask_again
+        )
         result.wait_seconds += waited
         reply.result = result
         reply.text = result.reply

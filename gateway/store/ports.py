@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
 
 __all__ = [
+    "ApprovalStore",
     "CommandStore",
     "DashboardStore",
     "DeliveryStore",
@@ -114,6 +115,29 @@ class LiveMessageStore(Protocol):
     async def record_live_message(
         self, platform: str, chat_id: str, anchor: str, index: int, platform_message_id: str
     ) -> None: ...
+
+
+@runtime_checkable
+class ApprovalStore(Protocol):
+    """Tools a chat allowed for good, and the approval prompts sent (tool approvals)."""
+
+    async def tool_always_allowed(self, platform: str, chat_id: str, tool: str) -> bool: ...
+
+    async def allow_tool_always(
+        self, platform: str, chat_id: str, tool: str, user_id: str | None
+    ) -> None: ...
+
+    async def record_approval_prompt(
+        self, platform: str, chat_id: str, platform_message_id: str, tool: str
+    ) -> None: ...
+
+    async def record_approval_decision(
+        self, platform: str, chat_id: str, platform_message_id: str, decision: str
+    ) -> None: ...
+
+    async def open_approval_prompts(
+        self, platform: str, before: datetime
+    ) -> list[tuple[str, str]]: ...
 
 
 @runtime_checkable

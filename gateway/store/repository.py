@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gateway.store.repository_approvals import ApprovalQueries
 from gateway.store.repository_base import NotFoundError, StoreError
 from gateway.store.repository_catchup import CatchUpQueries
 from gateway.store.repository_dashboard import DashboardQueries
@@ -75,6 +76,7 @@ class Repository(
     LiveMessageQueries,
     DashboardQueries,
     MemoryQueries,
+    ApprovalQueries,
     JobQueries,
     RecallQueries,
 ):
@@ -92,6 +94,7 @@ if TYPE_CHECKING:
     ) -> tuple[
         ports.DeliveryStore,
         ports.LiveMessageStore,
+        ports.ApprovalStore,
         ports.GatewayStore,
         ports.UserStore,
         ports.ServicesStore,
@@ -99,4 +102,4 @@ if TYPE_CHECKING:
     ]:
         """mypy checks here that the repository implements each port (``ServicesStore``
         includes the session, recorder, report and command ports)."""
-        return repo, repo, repo, repo, repo, repo
+        return repo, repo, repo, repo, repo, repo, repo

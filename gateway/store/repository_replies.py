@@ -27,7 +27,7 @@ from gateway.store.records import (
 )
 from gateway.store.repository_base import NotFoundError, RepositoryBase, rowcount
 from gateway.store.repository_inbound import inbound_record
-from gateway.store.tables import InboundRow, ReplyPartRow, ReplyRow, utcnow
+from gateway.store.tables import ApprovalPromptRow, InboundRow, ReplyPartRow, ReplyRow, utcnow
 
 DONE_STATUS = "done"
 FAILED_STATUS = "failed"
@@ -214,8 +214,9 @@ class ReplyQueries(RepositoryBase):
     async def recent_chat_ids(
         self, platform: str, chat_id: str, *, limit: int = RECENT_IDS_LIMIT
     ) -> tuple[frozenset[str], frozenset[str]]:
-        """Platform ids of the chat's most recent ``limit`` sent reply parts and received
-        messages: (sent, received). Messages there that are certainly not a part in doubt."""
+        """Platform ids of the chat's most recent ``limit`` sent reply parts (and approval
+        prompts) and received messages: (sent, received). Messages there that are certainly
+        not a part in doubt."""
         sent_query = (
             select(ReplyPartRow.platform_message_id)
             .join(ReplyRow, ReplyRow.id == ReplyPartRow.reply_id)
@@ -233,10 +234,17 @@ class ReplyQueries(RepositoryBase):
             .order_by(InboundRow.id.desc())
             .limit(limit)
         )
+        prompts_query = (
+            select(ApprovalPromptRow.platform_message_id)
+            .where(ApprovalPromptRow.platform == platform, ApprovalPromptRow.chat_id == chat_id)
+            .order_by(ApprovalPromptRow.id.desc())
+            .limit(limit)
+        )
         async with self._reading() as session:
             sent = (await session.scalars(sent_query)).all()
+            prompts = (await session.scalars(prompts_query)).all()  # bot messages too
             received = (await session.scalars(received_query)).all()
-        return frozenset(str(i) for i in sent), frozenset(received)
+        return frozenset(str(i) for i in [*sent, *prompts]), frozenset(received)
 
     async def inbound_records(
         self, platform: str, platform_message_ids: Sequence[str]

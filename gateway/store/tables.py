@@ -380,6 +380,38 @@ class UserSettingRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class ToolApprovalRow(Base):
+    """A tool a chat allowed for good ("Always in this chat")."""
+
+    __tablename__ = "tool_approvals"
+    __table_args__ = (UniqueConstraint("platform", "chat_id", "tool"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String)
+    chat_id: Mapped[str] = mapped_column(String)
+    tool: Mapped[str] = mapped_column(String)
+    """The tool's name as the model calls it (``server__tool``)."""
+    user_id: Mapped[str | None] = mapped_column(String, nullable=True)
+    """Who pressed the button."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ApprovalPromptRow(Base):
+    """An approval prompt the bot sent: a bot message like a reply part (never a part in
+    doubt), recorded right after its send."""
+
+    __tablename__ = "approval_prompts"
+    __table_args__ = (Index("ix_approval_prompts_chat", "platform", "chat_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String)
+    chat_id: Mapped[str] = mapped_column(String)
+    platform_message_id: Mapped[str] = mapped_column(String)
+    tool: Mapped[str] = mapped_column(String)
+    decision: Mapped[str | None] = mapped_column(String, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class DeadLetterRow(Base):
     """An update a platform sent that could not be parsed or recorded, kept raw (quarantine)."""
 

@@ -87,6 +87,7 @@ async def test_the_model_reads_a_note_and_survives_the_server_being_killed(
         "notes__slow",
         "notes__write",
         "recall",
+        "schedule",
     ]
 
 

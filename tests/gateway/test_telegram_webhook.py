@@ -91,7 +91,7 @@ async def test_private_message_over_the_webhook_is_answered_once_and_stored(
         == adapter.webhook_url
         == (f"http://127.0.0.1:{adapter.webhook_port}/telegram")
     )
-    assert registered[0]["allowed_updates"] == ["message"]
+    assert registered[0]["allowed_updates"] == ["message", "callback_query"]
     assert registered[0]["drop_pending_updates"] is False
     assert len(generated_secret) >= 32
     assert telegram.calls_of("getUpdates") == []  # no polling, hence no watchdog either

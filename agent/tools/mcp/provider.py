@@ -53,7 +53,8 @@ class McpToolProvider:
             return await self._call(info.name, args)
 
         name = model_tool_name(self.name, info.name)
-        return Tool(name, info.description, info.input_schema, handler)
+        ask = self.connection.spec.asks(info.name)
+        return Tool(name, info.description, info.input_schema, handler, ask=ask)
 
     async def _call(self, tool: str, args: dict[str, Any]) -> str:
         listed = self.connection.tools or []

@@ -25,7 +25,13 @@ class McpServerSpec:
     timeout_seconds: float = DEFAULT_CALL_TIMEOUT_SECONDS
     tools: tuple[str, ...] | None = None
     """The server's tools offered to the model (None: all)."""
+    ask: tuple[str, ...] = ()
+    """The server's tools whose calls the user approves first (``"*"``: all)."""
 
     def offers(self, tool: str) -> bool:
         """Whether the allow-list lets ``tool`` through."""
         return self.tools is None or tool in self.tools
+
+    def asks(self, tool: str) -> bool:
+        """Whether a call to ``tool`` needs the user's approval."""
+        return "*" in self.ask or tool in self.ask

@@ -34,11 +34,18 @@ from gateway.messages.inbound import InboundMessage
 from gateway.messages.media_items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
     AdapterHooks,
+    ApprovalPress,
     CatchUpSource,
     DeliveryTarget,
     InboundCallback,
     PlatformAuthError,
     SendFailure,
+)
+from gateway.platforms.discord.approvals import (
+    approval_text,
+    approval_view,
+    closed_text,
+    parse_custom_id,
 )
 from gateway.platforms.discord.intake import (
     INTENT_HELP,
@@ -117,6 +124,7 @@ class DiscordAdapter(DiscordLiveReplies):
         )
         self.client.event(self.on_ready)
         self.client.event(self.on_message)
+        self.client.event(self.on_interaction)
         # discord.py's own state object holds the parser table its websocket dispatches with.
         self._intake = MessageIntake(self._to_inbound, self._hand_over, self.keep_dead_letter)
         # discord.py's own state object holds the parser table its websocket dispatches with.
@@ -133,6 +141,8 @@ class DiscordAdapter(DiscordLiveReplies):
         self._held: list[discord.Message] = []
         self._hold_every_channel = False
         self._channels_catching_up: set[int] = set()
+        self._prompts: dict[str, tuple[str, str]] = {}
+        """Open approval prompts: message id -> (tool, preview), to close them with."""
 
     async def start(self, on_message: InboundCallback) -> str:
         """Log in, connect the gateway and wait for READY; returns ``name#1234``."""
@@ -362,7 +372,43 @@ class DiscordAdapter(DiscordLiveReplies):
         resolved = message.reference.resolved if message.reference else None
         return isinstance(resolved, discord.Message) and resolved.author.id == bot_id
 
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """discord.py event: a button of an approval prompt pressed. Always answered within
+        Discord's 3 seconds: acknowledged (the prompt is then edited), or an ephemeral refusal."""
+        if interaction.type != discord.InteractionType.component:
+            return
+        data: dict[str, object] = dict(interaction.data or {})
+        parsed = parse_custom_id(data.get("custom_id"))
+        refusal: str | None = "This button is no longer active."
+        if parsed is not None and self.on_approval is not None:
+            user = interaction.user
+            press = ApprovalPress(PLATFORM, parsed[0], parsed[1], str(user.id), user.name)
+            refusal = await self.on_approval(press)
+        if refusal is None:
+            await interaction.response.defer()
+        else:
+            await interaction.response.send_message(refusal, ephemeral=True)
+
     # -- sending ---------------------------------------------------------------------------
+
+    async def send_approval(
+        self, target: DeliveryTarget, tool: str, preview: str, approval_id: str
+    ) -> str:
+        """One message naming the tool and its arguments, with the buttons."""
+        channel = self.client.get_partial_messageable(int(target.chat_id))
+        sent = await channel.send(approval_text(tool, preview), view=approval_view(approval_id))
+        self._prompts[str(sent.id)] = (tool, preview)
+        return str(sent.id)
+
+    async def close_approval(self, target: DeliveryTarget, message_id: str, outcome: str) -> None:
+        """The prompt's question replaced by the outcome, its buttons removed."""
+        shown = self._prompts.pop(message_id, None)
+        channel = self.client.get_partial_messageable(int(target.chat_id))
+        message = channel.get_partial_message(int(message_id))
+        if shown is None:  # sent before a restart: just take the buttons away
+            await message.edit(view=None)
+            return
+        await message.edit(content=closed_text(*shown, outcome), view=None)
 
     async def send_part(self, target: DeliveryTarget, text: str) -> str:
         """Send one part (Discord renders the Markdown itself)."""

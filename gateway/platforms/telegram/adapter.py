@@ -19,7 +19,7 @@ import itertools
 import logging
 from typing import Any
 
-from telegram import BotCommand
+from telegram import BotCommand, CallbackQuery
 from telegram.constants import ChatAction
 from telegram.error import (
     BadRequest,
@@ -36,12 +36,20 @@ from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 from gateway.messages.media_items import MediaItem, MediaUnavailable
 from gateway.platforms.base import (
     AdapterHooks,
+    ApprovalPress,
     DeliveryTarget,
     InboundCallback,
     LiveMode,
     PlatformAdapter,
     PlatformAuthError,
     SendFailure,
+)
+from gateway.platforms.telegram.approvals import (
+    PARSE_MODE,
+    approval_keyboard,
+    approval_text,
+    closed_text,
+    parse_callback_data,
 )
 from gateway.platforms.telegram.intake import (
     PLATFORM,
@@ -138,6 +146,7 @@ class TelegramAdapter(PlatformAdapter):
             ),
             lambda: self._on_message,
             self.keep_dead_letter,
+            self._on_press,
         )
         self._poller = Poller(lambda: self.bot, settings, self._intake.take, self._token_revoked)
         self._webhook: WebhookServer | None = None
@@ -147,6 +156,8 @@ class TelegramAdapter(PlatformAdapter):
         """The URL given to setWebhook (webhook mode, once started)."""
         self._initialized = False
         self.username = ""
+        self._prompts: dict[str, tuple[str, str]] = {}
+        """Open approval prompts: message id -> (tool, preview), to close them with."""
 
     @property
     def bot(self):  # type: ignore[no-untyped-def]
@@ -249,7 +260,45 @@ class TelegramAdapter(PlatformAdapter):
             raise MalformedUpdate("no integer update_id")
         await self._intake.take(data)
 
+    async def _on_press(self, query: CallbackQuery) -> None:
+        """A button pressed: the runner decides; the press is always answered (a refusal as
+        the button's short text)."""
+        parsed = parse_callback_data(query.data)
+        refusal: str | None = "This button is no longer active."
+        if parsed is not None and self.on_approval is not None:
+            user = query.from_user
+            press = ApprovalPress(PLATFORM, parsed[0], parsed[1], str(user.id), user.username)
+            refusal = await self.on_approval(press)
+        await self.bot.answer_callback_query(query.id, text=refusal)
+
     # -- sending ---------------------------------------------------------------------------
+
+    async def send_approval(
+        self, target: DeliveryTarget, tool: str, preview: str, approval_id: str
+    ) -> str:
+        """One HTML message naming the tool and its escaped arguments, with the buttons."""
+        extra = {"message_thread_id": int(target.thread_id)} if target.thread_id else {}
+        sent = await self.bot.send_message(
+            int(target.chat_id),
+            approval_text(tool, preview),
+            parse_mode=PARSE_MODE,
+            reply_markup=approval_keyboard(approval_id),
+            **extra,
+        )
+        message_id = str(sent.message_id)
+        self._prompts[message_id] = (tool, preview)
+        return message_id
+
+    async def close_approval(self, target: DeliveryTarget, message_id: str, outcome: str) -> None:
+        """The prompt's question replaced by the outcome; its buttons go with the edit."""
+        shown = self._prompts.pop(message_id, None)
+        chat_id, message = int(target.chat_id), int(message_id)
+        if shown is None:  # sent before a restart: just take the buttons away
+            await self.bot.edit_message_reply_markup(chat_id=chat_id, message_id=message)
+            return
+        await self.bot.edit_message_text(
+            closed_text(*shown, outcome), chat_id=chat_id, message_id=message, parse_mode=PARSE_MODE
+        )
 
     async def send_part(self, target: DeliveryTarget, text: str) -> str:
         """Send one part formatted; plain text when Telegram rejects the formatting."""

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from telegram import Bot, Message, MessageEntity, Update
+from telegram import Bot, CallbackQuery, Message, MessageEntity, Update
 
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.quarantine import DeadLetter, QuarantineCallback
@@ -172,8 +172,10 @@ class UpdateIntake:
         reader: MessageReader,
         deliver: Callable[[], InboundCallback | None],
         quarantine: QuarantineCallback,
+        on_press: Callable[[CallbackQuery], Awaitable[None]] | None = None,
     ) -> None:
         self._bot = bot
+        self._on_press = on_press
         self._reader = reader
         self._deliver = deliver
         self._quarantine = quarantine
@@ -185,6 +187,9 @@ class UpdateIntake:
         Raises when handing it over failed and it should come again (do not confirm it).
         """
         ref = raw.get("update_id") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and "callback_query" in raw:
+            await self._take_press(raw, ref)
+            return
         try:
             inbound = self._read(raw)
         except PoisonUpdate as poison:
@@ -206,6 +211,21 @@ class UpdateIntake:
             await self._keep(raw, ref, reason, str(exc))
             return
         self._failures.pop(key, None)
+
+    async def _take_press(self, raw: dict[str, Any], ref: object) -> None:
+        """A button pressed: handed to the adapter once (a press is answered at once or not
+        at all, so a failure is logged, never retried)."""
+        try:
+            query = parse_update(raw, self._bot()).callback_query
+        except PoisonUpdate as poison:
+            await self._keep(raw, ref, poison.reason, poison.detail)
+            return
+        if query is None or self._on_press is None:
+            return
+        try:
+            await self._on_press(query)
+        except Exception as exc:
+            log.warning("telegram: button press not handled: %s", type(exc).__name__)
 
     def _read(self, raw: Any) -> InboundMessage | None:
         update = parse_update(raw, self._bot())

@@ -40,7 +40,8 @@ from gateway.platforms.telegram.settings import TelegramSettings
 
 log = logging.getLogger(__name__)
 
-ALLOWED_UPDATES = ("message",)
+ALLOWED_UPDATES = ("message", "callback_query")
+"""Messages, and presses of approval prompts' buttons."""
 """The update types we handle, asked of getUpdates and setWebhook alike."""
 GET_UPDATES_READ_MARGIN_SECONDS = 5.0
 """Read timeout of a long poll beyond its own ``timeout``."""

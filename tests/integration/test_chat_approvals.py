@@ -1,0 +1,34 @@
+"""``hermes chat`` asks ``y/n/a`` before a tool in its server's ``ask`` list runs (a scripted
+chat reads the answer as its next line), with the real stdio notes server."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from agent.tools.approvals import DENIED_RESULT
+from tests.integration.conftest import run_cli, write_config
+
+NOTES_SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers" / "notes_server.py"
+WRITE = '[[tool:notes__write {"name": "plan", "text": "sell"}]] save my plan'
+
+
+async def test_y_allows_n_denies_and_a_is_remembered_across_runs(tmp_path, emulator):
+    server = {"command": sys.executable, "args": [str(NOTES_SERVER)], "ask": ["write"]}
+    config = write_config(tmp_path, emulator.base_url, mcp={"servers": {"notes": server}})
+    script = [WRITE, "y", WRITE, "n", WRITE, "a", WRITE]
+    first = await run_cli("chat", "--config", str(config), stdin="\n".join(script) + "\n")
+    assert first.code == 0, first.stderr
+    assert first.stdout.count("allow? [y]es once, [a]lways here, [n]o") == 3
+    assert 'notes__write {"name": "plan", "text": "sell"}' in first.stdout
+    replies = first.replies()
+    assert len(replies) == 4
+    assert "saved plan" in replies[0]
+    assert DENIED_RESULT in replies[1] and "saved" not in replies[1]
+    assert "saved plan" in replies[2]
+    assert "saved plan" in replies[3], "always: not asked again"
+
+    second = await run_cli("chat", "--config", str(config), stdin=WRITE + "\n")
+    assert second.code == 0, second.stderr
+    assert "allow?" not in second.stdout, "always in this chat survives a restart"
+    assert "saved plan" in second.replies()[0]
