@@ -50,6 +50,7 @@ async def open_app(config: Config, *, with_tools: bool = False) -> AsyncIterator
             if starting is not None:
                 servers = await starting
             repo = Repository(store)
+            await servers.keep_tool_lists(repo)
             services = build_services(config, repo, servers.providers)
             sessions = SessionManager(services)
             try:

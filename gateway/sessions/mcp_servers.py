@@ -9,8 +9,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agent.tools.mcp import McpConnection, McpServerSpec, McpToolProvider, start_servers
+from agent.tools.mcp import (
+    McpConnection,
+    McpServerSpec,
+    McpToolProvider,
+    ToolListKeeper,
+    start_servers,
+)
 from gateway.settings.mcp import HEADER_VARIABLE, McpServerSettings, McpSettings
+from gateway.store.ports import McpToolListStore
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +65,8 @@ class McpServers:
     connections: list[McpConnection] = field(default_factory=list)
     providers: list[McpToolProvider] = field(default_factory=list)
     """One per server, shared by every session: each keeps its server's first tool list."""
+    keeper: ToolListKeeper = field(default_factory=ToolListKeeper)
+    """The servers' last tool lists, kept in the store once it is attached."""
 
     @classmethod
     async def start(
@@ -70,8 +79,15 @@ class McpServers:
                 specs.append(server_spec(name, server, environ))
             except MissingHeaderVariable as exc:
                 log.warning("%s; the server is not started", exc)
-        connections = await start_servers(specs)
-        return cls(connections, [McpToolProvider(c) for c in connections])
+        keeper = ToolListKeeper()
+        connections = await start_servers(specs, keeper=keeper)
+        return cls(connections, [McpToolProvider(c) for c in connections], keeper)
+
+    async def keep_tool_lists(self, store: McpToolListStore) -> None:
+        """Keep every server's tool list in ``store``; a server that has not listed yet offers
+        the list a previous run kept."""
+        if self.connections:
+            await self.keeper.attach(store)
 
     async def aclose(self) -> None:
         for connection in self.connections:

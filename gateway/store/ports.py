@@ -18,7 +18,9 @@ Protocols for one consumer each:
 * :class:`RecorderStore`: a session's recorder (:mod:`gateway.sessions.recorder`);
 * :class:`SessionStore`: opening a session and billing auxiliary calls
   (:mod:`gateway.sessions.runtime`, :mod:`gateway.sessions.services`);
-* :class:`CommandStore`: the chat commands (:mod:`gateway.commands`).
+* :class:`CommandStore`: the chat commands (:mod:`gateway.commands`);
+* :class:`McpToolListStore`: the MCP servers' kept tool lists
+  (:mod:`gateway.sessions.mcp_servers`).
 
 :class:`ServicesStore` is the last four together: the store as
 :class:`~gateway.sessions.services.AgentServices` carries it to the sessions and to the
@@ -32,6 +34,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agent.memory import MemoryStore
+from agent.tools.mcp.tool_lists import ToolListStore
 
 if TYPE_CHECKING:
     from agent.types import CompactionResult, Message, Usage
@@ -53,6 +56,7 @@ __all__ = [
     "DeliveryStore",
     "GatewayStore",
     "LiveMessageStore",
+    "McpToolListStore",
     "RecorderStore",
     "ServicesStore",
     "SessionStore",
@@ -284,3 +288,8 @@ class ServicesStore(
     """The store as the shared services carry it: to each session (opening it, its
     recorder, its memory) and to the commands and the ``/usage`` report, which reach it
     through them."""
+
+
+McpToolListStore = ToolListStore
+"""The MCP servers' kept tool lists (``load_mcp_tool_lists``, ``save_mcp_tool_list``): the
+protocol is the agent's, the repository implements it."""

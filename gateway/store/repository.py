@@ -13,7 +13,8 @@
 * catch-up (``repository_catchup``): where a platform's history replay starts;
 * dead letters (``repository_dead_letters``): quarantined updates;
 * export (``repository_export``): a session as JSON-safe dicts;
-* memory (``repository_memory``): each user's (or group chat's) remembered entries.
+* memory (``repository_memory``): each user's (or group chat's) remembered entries;
+* MCP tool lists (``repository_mcp``): each MCP server's last tool list.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -35,6 +36,7 @@ from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_live import LiveMessageQueries
+from gateway.store.repository_mcp import McpToolListQueries
 from gateway.store.repository_memory import MemoryQueries
 from gateway.store.repository_messages import MessageQueries
 from gateway.store.repository_replies import ReplyQueries
@@ -68,6 +70,7 @@ class Repository(
     DeadLetterQueries,
     LiveMessageQueries,
     MemoryQueries,
+    McpToolListQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 
@@ -86,7 +89,8 @@ if TYPE_CHECKING:
         ports.GatewayStore,
         ports.UserStore,
         ports.ServicesStore,
+        ports.McpToolListStore,
     ]:
         """mypy checks here that the repository implements each port (``ServicesStore``
         includes the session, recorder, report and command ports)."""
-        return repo, repo, repo, repo, repo
+        return repo, repo, repo, repo, repo, repo

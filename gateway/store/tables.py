@@ -334,6 +334,18 @@ class MemoryRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class McpToolListRow(Base):
+    """An MCP server's last tool list (names, order, schemas), offered after a restart while
+    the server is down."""
+
+    __tablename__ = "mcp_tool_lists"
+
+    server: Mapped[str] = mapped_column(String, primary_key=True)
+    tools: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    """``[{"name", "description", "input_schema"}, ...]`` in the server's order."""
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class DeadLetterRow(Base):
     """An update a platform sent that could not be parsed or recorded, kept raw (quarantine)."""
 

@@ -102,3 +102,38 @@ async def test_a_tool_slower_than_its_timeout_gives_an_error_and_the_turn_comple
         finally:
             await gateway.stop(grace_seconds=2.0)
     assert "did not answer within 0.5 s" in reply
+
+
+async def test_after_a_restart_with_the_server_broken_the_same_tools_are_offered(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    base = gateway_config(tmp_path, anthropic, telegram=telegram)
+    read = '[[tool:notes__read {"name": "shopping"}]] what is on my list?'
+    async with open_app(mcp_config(base), with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            assert "milk, eggs, bread" in await send(gateway, telegram, read)
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+
+    broken = mcp_config(base, command=str(tmp_path / "no-such-server"))
+    async with open_app(broken, with_tools=True) as app:
+        [notes] = app.services.tool_providers
+        assert notes.connection.state == "reconnecting"
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            failed = await send(gateway, telegram, read)
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    assert "unavailable" in failed
+    first_run, after_restart = anthropic.requests[0].body, anthropic.requests[-1].body
+    assert after_restart["tools"] == first_run["tools"], "same names, order and schemas"
+    assert [t["name"] for t in after_restart["tools"]][3:] == [
+        "notes__fail",
+        "notes__picture",
+        "notes__read",
+        "notes__slow",
+        "notes__write",
+    ]

@@ -25,7 +25,8 @@ from mcp.types import CONNECTION_CLOSED
 
 from agent.retries import doubling, nth_wait
 from agent.tools.mcp.results import ERROR_PREFIX, result_text
-from agent.tools.mcp.spec import McpServerSpec
+from agent.tools.mcp.spec import McpServerSpec, McpToolInfo
+from agent.tools.mcp.tool_lists import ToolListKeeper
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +39,6 @@ HEALTH_CHECK_TIMEOUT_SECONDS = 5.0
 protocol): no answer in this time and it is restarted."""
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """The SDK's own HTTP timeouts: a server may hold a response stream open for minutes."""
-
-
-@dataclass(frozen=True, slots=True)
-class McpToolInfo:
-    """One tool as the server listed it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
 
 
 class ConnectionLost(Exception):
@@ -67,8 +59,10 @@ class _Call:
 class McpConnection:
     """A server's connection and its last tool list; :meth:`call` from any task."""
 
-    def __init__(self, spec: McpServerSpec) -> None:
+    def __init__(self, spec: McpServerSpec, keeper: ToolListKeeper | None = None) -> None:
         self.spec = spec
+        self.keeper = keeper if keeper is not None else ToolListKeeper()
+        """Where the server's last tool list is kept across restarts."""
         self.state: ConnectionState = "starting"
         self.last_error: str | None = None
         """Why the server is not ready (no secret in it: the type and message of the failure)."""
@@ -86,6 +80,13 @@ class McpConnection:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def known_tools(self) -> list[McpToolInfo] | None:
+        """The tools of the last listing, this run or (server not listed yet) a previous one;
+        None when the server never listed its tools."""
+        if self.tools is not None:
+            return self.tools
+        return self.keeper.stored(self.name)
 
     def start(self) -> None:
         """Start the owner task (connects in the background)."""
@@ -136,6 +137,7 @@ class McpConnection:
             try:
                 async with self._client() as client:
                     await self._list_tools(client)
+                    await self.keeper.listed(self.name, self.tools or [])
                     self.connections += 1
                     failures = 0
                     self.state, self.last_error = "ready", None

@@ -12,6 +12,7 @@ from typing import Any
 from agent.tools.mcp.connection import McpConnection, McpToolInfo
 from agent.tools.mcp.results import ERROR_PREFIX
 from agent.tools.mcp.spec import McpServerSpec
+from agent.tools.mcp.tool_lists import ToolListKeeper
 from agent.tools.registry import Tool
 
 log = logging.getLogger(__name__)
@@ -40,12 +41,12 @@ class McpToolProvider:
 
     def tools(self) -> Sequence[Tool]:
         """The tools of the server's first listing (allow-list applied), kept from then on;
-        none before the server ever listed its tools."""
-        if self._tools is None and self.connection.tools is not None:
+        the list kept by a previous run while the server has not listed yet; none before the
+        server ever listed its tools."""
+        known = self.connection.known_tools()
+        if self._tools is None and known is not None:
             spec = self.connection.spec
-            self._tools = [
-                self._tool(info) for info in self.connection.tools if spec.offers(info.name)
-            ]
+            self._tools = [self._tool(info) for info in known if spec.offers(info.name)]
         return self._tools or []
 
     def _tool(self, info: McpToolInfo) -> Tool:
@@ -63,11 +64,15 @@ class McpToolProvider:
 
 
 async def start_servers(
-    specs: Sequence[McpServerSpec], wait_seconds: float = STARTUP_WAIT_SECONDS
+    specs: Sequence[McpServerSpec],
+    wait_seconds: float = STARTUP_WAIT_SECONDS,
+    keeper: ToolListKeeper | None = None,
 ) -> list[McpConnection]:
     """Start every server's connection at once and wait (at most ``wait_seconds``) for their
-    first listing; servers not ready by then keep connecting in the background."""
-    connections = [McpConnection(spec) for spec in specs]
+    first listing; servers not ready by then keep connecting in the background. ``keeper``
+    keeps their tool lists across restarts."""
+    keeper = keeper if keeper is not None else ToolListKeeper()
+    connections = [McpConnection(spec, keeper) for spec in specs]
     for connection in connections:
         connection.start()
     if connections:

@@ -4,6 +4,7 @@ host (the agent never reads the configuration or the environment itself)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 60.0
 
@@ -29,3 +30,12 @@ class McpServerSpec:
     def offers(self, tool: str) -> bool:
         """Whether the allow-list lets ``tool`` through."""
         return self.tools is None or tool in self.tools
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolInfo:
+    """One tool as the server listed it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]

@@ -1,0 +1,37 @@
+"""MCP tool lists: each server's last listing (names, order, schemas), so a restart with the
+server down still offers the same tools and the cached prefix survives.
+
+Revision ID: 0012_mcp_tools
+Revises: 0011_memory
+Create Date: 2026-12-05 06:30:00+00:00
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0012_mcp_tools"
+down_revision: str | Sequence[str] | None = "0011_memory"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+TIMESTAMP = sa.DateTime(timezone=True)
+
+
+def upgrade() -> None:
+    """Create the mcp_tool_lists table, one row per server."""
+    op.create_table(
+        "mcp_tool_lists",
+        sa.Column("server", sa.String(), nullable=False),
+        sa.Column("tools", sa.JSON(), nullable=False),
+        sa.Column("updated_at", TIMESTAMP, nullable=False),
+        sa.PrimaryKeyConstraint("server", name=op.f("pk_mcp_tool_lists")),
+    )
+
+
+def downgrade() -> None:
+    """Drop the mcp_tool_lists table."""
+    op.drop_table("mcp_tool_lists")
