@@ -39,10 +39,14 @@ class Tool:
 
 class ToolProvider(Protocol):
     """A source of tools whose list may grow after the session started (an MCP server that
-    connects later); a tool it once offered it keeps offering, so the cached prefix holds."""
+    connects later); a tool it once offered it keeps offering, so the cached prefix holds,
+    until :meth:`refresh` (called only where the cache is cold anyway)."""
 
     def tools(self) -> Sequence[Tool]:
         """The provider's tools now."""
+
+    def refresh(self) -> bool:
+        """Take the source's newest tool list; returns whether it changed."""
 
 
 class ToolRegistry:
@@ -57,6 +61,12 @@ class ToolRegistry:
     def add_provider(self, provider: ToolProvider) -> None:
         """Offer ``provider``'s tools too (a name the registry has already is not replaced)."""
         self._providers.append(provider)
+
+    def refresh(self) -> bool:
+        """Take every provider's newest tool list (only at cold points: a changed list rewrites
+        the whole cached prefix); returns whether any changed."""
+        changed = [provider.refresh() for provider in self._providers]
+        return any(changed)
 
     def _all(self) -> dict[str, Tool]:
         if not self._providers:

@@ -147,15 +147,16 @@ class SessionRuntime:
         """Whose memory the session keeps (None: memory is off, or the chat has no owner)."""
         self._base_prompt = ""
         """The session's stored system prompt, which the memory snapshot is added to."""
+        tools = self._tools()
         self.session = SessionContext(
             context,
             engine,
             recorder,
             self.model.provider.open_session(),
             system_prompt=self._system_prompt if self.memory_owner else None,
+            refresh_tools=tools.refresh,
         )
         """The context and every change of it (stored as it happens)."""
-        tools = self._tools()
         if engine.get_tool_schemas():
             tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
         self.compactions = CompactionScheduler(
@@ -189,7 +190,7 @@ class SessionRuntime:
         config = self.services.config
         tools = build_registry(config.agent.tools)
         for provider in self.services.tool_providers:
-            tools.add_provider(provider)
+            tools.add_provider(provider.for_session())
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))

@@ -20,7 +20,7 @@ from agent.policy.session_policy import PolicySettings
 from agent.prompt_caching import CachePolicy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
-from agent.tools import ToolProvider
+from agent.tools.mcp import McpToolProvider
 from agent.types import Usage
 from gateway.config.prices import chat_model_info, check_prices, summary_model_info
 from gateway.config.schema import Config, hermes_home, require_secret
@@ -62,7 +62,7 @@ class AgentServices:
     project_root: Path = PROJECT_ROOT
     home: Path = field(default_factory=hermes_home)
     elapsed: ElapsedTime = field(default_factory=ElapsedTime)
-    tool_providers: list[ToolProvider] = field(default_factory=list)
+    tool_providers: list[McpToolProvider] = field(default_factory=list)
     """Tools beyond the built-ins every session offers (the MCP servers')."""
     """How session clocks measure the time since a session's newest message (the idle timer)."""
 
@@ -188,7 +188,7 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
 
 
 def build_services(
-    config: Config, repo: ServicesStore, tool_providers: Sequence[ToolProvider] = ()
+    config: Config, repo: ServicesStore, tool_providers: Sequence[McpToolProvider] = ()
 ) -> AgentServices:
     """Build the providers and auxiliary client.
 

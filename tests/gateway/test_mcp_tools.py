@@ -84,6 +84,7 @@ async def test_the_model_reads_a_note_and_survives_the_server_being_killed(
         "notes__fail",
         "notes__picture",
         "notes__read",
+        "notes__retool",
         "notes__slow",
         "notes__write",
     ]
@@ -134,6 +135,37 @@ async def test_after_a_restart_with_the_server_broken_the_same_tools_are_offered
         "notes__fail",
         "notes__picture",
         "notes__read",
+        "notes__retool",
         "notes__slow",
         "notes__write",
     ]
+
+
+async def test_a_tool_list_change_is_offered_from_the_next_compaction_not_mid_visit(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    small_window = {"context_length": 8000}  # a tail budget the long remarks overflow
+    base = gateway_config(tmp_path, anthropic, telegram=telegram, model_settings=small_window)
+    data = base.model_dump(mode="json")
+    data["compression"]["protect_last_n"] = 2
+    config = mcp_config(parse_config(data))
+    async with open_app(config, with_tools=True) as app:
+        [notes] = app.services.tool_providers
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            listed = notes.connection.listings
+            await send(gateway, telegram, '[[tool:notes__retool {"add": "extra"}]] learn')
+            await asyncio.wait_for(notes.connection.wait_listed(listed + 1), 10)
+            for n in range(3):
+                await send(gateway, telegram, f"note {n}: " + "a long remark " * 200)
+            mid_visit = len(anthropic.requests)
+            assert (await send(gateway, telegram, "/compress notes")).startswith("Compacted")
+            await send(gateway, telegram, '[[tool:notes__extra {"text": "hello"}]] try it')
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    lists = offered(anthropic)
+    assert all(names == lists[0] for names in lists[:mid_visit])
+    assert "notes__extra" not in lists[0]
+    assert "notes__extra" in lists[-1]
+    assert lists[-1] == sorted(lists[0] + ["notes__extra"])

@@ -20,8 +20,10 @@ from typing import Any, Literal
 import anyio
 import httpx2
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CONNECTION_CLOSED
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
 
 from agent.retries import doubling, nth_wait
 from agent.tools.mcp.results import ERROR_PREFIX, result_text
@@ -72,7 +74,11 @@ class McpConnection:
         """Set once the first connection attempt ended, in success or failure."""
         self.connections = 0
         """How many times the server was connected (tests wait for a reconnect)."""
+        self.listings = 0
+        """How many times the server's tools were listed (tests wait for a new listing)."""
         self._connected = asyncio.Condition()
+        self._tools_changed = asyncio.Event()
+        """Set by the server's ``tools/list_changed``: the owner task lists the tools again."""
         self._calls: asyncio.Queue[_Call] = asyncio.Queue()
         self._in_flight: set[_Call] = set()
         self._task: asyncio.Task[None] | None = None
@@ -101,6 +107,11 @@ class McpConnection:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         self._fail_queued("the server was shut down")
+
+    async def wait_listed(self, times: int) -> None:
+        """Return once the server's tools have been listed ``times`` times."""
+        async with self._connected:
+            await self._connected.wait_for(lambda: self.listings >= times)
 
     async def wait_connected(self, times: int = 1) -> None:
         """Return once the server has been connected ``times`` times and is ready."""
@@ -162,14 +173,14 @@ class McpConnection:
             params = StdioServerParameters(
                 command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
             )
-            return Client(params)
-        return _http_client(spec)
+            return Client(params, message_handler=self._on_message)
+        return _http_client(spec, self._on_message)
 
     async def _list_tools(self, client: Client) -> None:
         tools: list[McpToolInfo] = []
         cursor: str | None = None
         while True:
-            listing = await client.list_tools(cursor=cursor)
+            listing = await client.list_tools(cursor=cursor, cache_mode="bypass")
             tools += [
                 McpToolInfo(t.name, t.description or "", dict(t.input_schema))
                 for t in listing.tools
@@ -178,10 +189,41 @@ class McpConnection:
             if not cursor:
                 break
         self.tools = tools
+        self.listings += 1
+        async with self._connected:
+            self._connected.notify_all()
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        """A server notification (pre-2026 servers send ``tools/list_changed`` this way)."""
+        if isinstance(message, ToolListChangedNotification):
+            self._tools_changed.set()
+
+    async def _listen_for_changes(self, client: Client) -> None:
+        """2026 servers announce a changed tool list on a ``subscriptions/listen`` stream."""
+        try:
+            async with client.listen(tools_list_changed=True) as changes:
+                async for _event in changes:
+                    self._tools_changed.set()
+        except ListenNotSupportedError:
+            return  # an older server: its notifications reach _on_message
+        except (SubscriptionLost, MCPError) as exc:
+            log.debug("MCP server %s: change stream ended (%s)", self.name, _cause(exc))
+
+    async def _relist_on_change(self, client: Client) -> None:
+        """List the tools again after each change; sessions take the new list at their next
+        cold point (see :class:`agent.tools.mcp.provider.SessionTools`)."""
+        while True:
+            await self._tools_changed.wait()
+            self._tools_changed.clear()
+            await self._list_tools(client)
+            await self.keeper.listed(self.name, self.tools or [])
+            log.info("MCP server %s changed its tools (%d now)", self.name, len(self.tools or []))
 
     async def _serve(self, client: Client) -> None:
         """Answer calls until the connection is lost (raises :class:`ConnectionLost`)."""
         async with anyio.create_task_group() as calls:
+            calls.start_soon(self._listen_for_changes, client)
+            calls.start_soon(self._relist_on_change, client)
             while True:
                 request = await self._calls.get()
                 if not request.answer.done():
@@ -252,10 +294,12 @@ def _cause(exc: BaseException) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _http_client(spec: McpServerSpec) -> AsyncIterator[Client]:
+async def _http_client(spec: McpServerSpec, on_message: MessageHandlerFnT) -> AsyncIterator[Client]:
     assert spec.url is not None
     async with (
         httpx2.AsyncClient(headers=spec.headers, timeout=HTTP_TIMEOUT) as http,
-        Client(streamable_http_client(spec.url, http_client=http)) as client,
+        Client(
+            streamable_http_client(spec.url, http_client=http), message_handler=on_message
+        ) as client,
     ):
         yield client

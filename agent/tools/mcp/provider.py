@@ -29,25 +29,31 @@ def model_tool_name(server: str, tool: str) -> str:
 
 
 class McpToolProvider:
-    """One server's tools for the sessions' registries (one provider per server per process)."""
+    """One server's tools (one provider per server per process); each session offers them
+    through its own :meth:`for_session` view."""
 
     def __init__(self, connection: McpConnection) -> None:
         self.connection = connection
-        self._tools: list[Tool] | None = None
+        self._source: list[McpToolInfo] | None = None
+        self._tools: list[Tool] = []
 
     @property
     def name(self) -> str:
         return self.connection.name
 
     def tools(self) -> Sequence[Tool]:
-        """The tools of the server's first listing (allow-list applied), kept from then on;
-        the list kept by a previous run while the server has not listed yet; none before the
-        server ever listed its tools."""
+        """The tools of the server's newest listing (allow-list applied); the list kept by a
+        previous run while the server has not listed yet; none before it ever listed."""
         known = self.connection.known_tools()
-        if self._tools is None and known is not None:
+        if known is not self._source:
             spec = self.connection.spec
-            self._tools = [self._tool(info) for info in known if spec.offers(info.name)]
-        return self._tools or []
+            self._source = known
+            self._tools = [self._tool(info) for info in known or [] if spec.offers(info.name)]
+        return self._tools
+
+    def for_session(self) -> SessionTools:
+        """The server's tools as one session offers them (see :class:`SessionTools`)."""
+        return SessionTools(self)
 
     def _tool(self, info: McpToolInfo) -> Tool:
         async def handler(args: dict[str, Any]) -> str:
@@ -61,6 +67,28 @@ class McpToolProvider:
         if self.connection.state == "ready" and all(t.name != tool for t in listed):
             return f"{ERROR_PREFIX}the {self.name} server no longer offers {tool}"
         return await self.connection.call(tool, args)
+
+
+class SessionTools:
+    """A server's tools as one session offers them: the list taken at the session's last cold
+    point (start, a visit after the cache expired, a compaction), so a ``tools/list_changed``
+    never rewrites the cached prefix mid-visit. A tool the server removed stays listed until
+    then and its calls return an error text; a server that had never listed joins at once."""
+
+    def __init__(self, provider: McpToolProvider) -> None:
+        self._provider = provider
+        self._tools = list(provider.tools())
+
+    def tools(self) -> Sequence[Tool]:
+        if not self._tools:
+            self._tools = list(self._provider.tools())
+        return self._tools
+
+    def refresh(self) -> bool:
+        newest = list(self._provider.tools())
+        changed = [t.schema() for t in newest] != [t.schema() for t in self._tools]
+        self._tools = newest
+        return changed
 
 
 async def start_servers(
