@@ -63,13 +63,14 @@ DEAD_LETTER_PRUNE_SECONDS = 24 * 3600.0
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
 
-def _address(message: InboundMessage) -> SessionAddress:
+def _address(message: InboundMessage, is_admin: bool) -> SessionAddress:
     return SessionAddress(
         message.session_key,
         message.platform,
         message.chat_id,
         message.user_id,
         is_group=message.is_group,
+        is_admin=is_admin,
     )
 
 
@@ -384,9 +385,9 @@ class Gateway:
         if first.command is not None:
             await self._run_command(first, first.command)
             return
-        refusal = await self.budget.refusal(
-            _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
-        )
+        is_admin = self._is_admin(batch[-1])
+        address = _address(batch[-1], is_admin)
+        refusal = await self.budget.refusal(address.user_key, is_admin=is_admin)
         if refusal is not None:  # over a spending limit: no model call
             await self.delivery.deliver(batch, [refusal])
             return
@@ -394,7 +395,7 @@ class Gateway:
         adapter = self.adapters[first.platform]
         media = PreparedMedia()
         if stored_message_id is None:  # a resumed turn's content is stored already
-            runtime = await self.app.sessions.get(_address(batch[-1]))
+            runtime = await self.app.sessions.get(address)
             media = await self.media.prepare(
                 batch, adapter.fetch_file, first.platform, runtime.model.info
             )
@@ -404,7 +405,6 @@ class Gateway:
                 await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
                 return
         notices = [*media.notices, *([unread_attachment_notice(attached)] if attached else [])]
-        address = _address(batch[-1])
         link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
         started = time.perf_counter()
         try:
@@ -449,7 +449,7 @@ class Gateway:
         """A command (known or not) answered in the chat; it never reaches the model."""
         context = CommandContext(
             self.app.sessions,
-            _address(message),
+            _address(message, self._is_admin(message)),
             command.argument,
             self._is_admin(message),
             self,

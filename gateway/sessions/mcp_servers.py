@@ -45,6 +45,7 @@ def server_spec(
         headers={h: _filled(name, v, environ) for h, v in settings.headers.items()},
         timeout_seconds=settings.timeout_seconds,
         tools=tuple(settings.tools) if settings.tools is not None else None,
+        admins_only=settings.users == "admins",
     )
 
 

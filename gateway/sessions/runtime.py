@@ -52,6 +52,14 @@ class SessionAddress:
     user_id: str | None = None
     is_group: bool = False
     """Whether several people share the chat (its memory is then the chat's, not a user's)."""
+    is_admin: bool = False
+    """Whether the user writing is one of the platform's ``admin_users``."""
+
+    @property
+    def offers_admin_tools(self) -> bool:
+        """Admin-only tools (``mcp.servers.*.users: admins``) are offered only in an admin's
+        own chat: a group's tool list is shared by everyone in it."""
+        return self.is_admin and not self.is_group
 
     @property
     def user_key(self) -> str | None:
@@ -118,8 +126,11 @@ class SessionRuntime:
         model: SessionModel | None = None,
         billing: Billing | None = None,
         memory_owner: MemoryOwner | None = None,
+        admin_tools: bool = False,
     ) -> None:
         self.services = services
+        self.admin_tools = admin_tools
+        """Whether the session offers admin-only tools (an admin's private chat)."""
         self.record = record
         self.billing = billing or Billing(record.id)
         """Whose calls this session's are: the session, and the user of the turn running."""
@@ -190,7 +201,8 @@ class SessionRuntime:
         config = self.services.config
         tools = build_registry(config.agent.tools)
         for provider in self.services.tool_providers:
-            tools.add_provider(provider.for_session())
+            if self.admin_tools or not provider.connection.spec.admins_only:
+                tools.add_provider(provider.for_session())
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
@@ -245,6 +257,7 @@ class SessionRuntime:
             model,
             billing,
             address.memory_owner,
+            address.offers_admin_tools,
         )
         await runtime._ensure_consistent()
         await runtime.session.refresh_system_prompt()  # a loaded session's cache is cold

@@ -169,3 +169,27 @@ async def test_a_tool_list_change_is_offered_from_the_next_compaction_not_mid_vi
     assert "notes__extra" not in lists[0]
     assert "notes__extra" in lists[-1]
     assert lists[-1] == sorted(lists[0] + ["notes__extra"])
+
+
+async def test_an_admins_only_server_is_offered_to_admins_and_never_to_others(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    bob = 43
+    admins = {"admin_users": [ALICE]}
+    base = gateway_config(tmp_path, anthropic, telegram=telegram, telegram_settings=admins)
+    config = mcp_config(base, users="admins")
+    read = '[[tool:notes__read {"name": "shopping"}]] what is on my list?'
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            assert "milk, eggs, bread" in await send(gateway, telegram, read)
+            update = telegram.push_message(bob, read, user_id=bob, username="bob")
+            await settled_inbound(gateway, "telegram", message_key(update))
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    [bobs_reply] = [m["text"] for m in telegram.sent_messages(bob)]
+    assert "milk" not in bobs_reply, "the model could not call the tool for Bob"
+    alice_tools, bob_tools = offered(anthropic)[0], offered(anthropic)[-1]
+    assert "notes__read" in alice_tools
+    assert [name for name in bob_tools if name.startswith("notes__")] == []

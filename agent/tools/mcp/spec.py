@@ -26,6 +26,8 @@ class McpServerSpec:
     timeout_seconds: float = DEFAULT_CALL_TIMEOUT_SECONDS
     tools: tuple[str, ...] | None = None
     """The server's tools offered to the model (None: all)."""
+    admins_only: bool = False
+    """Offered only in sessions the host says are an admin's (``users: admins``)."""
 
     def offers(self, tool: str) -> bool:
         """Whether the allow-list lets ``tool`` through."""
