@@ -105,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     users.add_argument("action", choices=["list", "allow", "deny"])
     users.add_argument("user", nargs="?", help="a user id or @username (allow, deny)")
     users.add_argument("--platform", default="telegram", help="default: telegram")
+    mcp = sub.add_parser("mcp", parents=[common], help="MCP servers: state, tools, last error")
+    mcp.add_argument("action", choices=["list"])
     usage = sub.add_parser("usage", parents=[common], help="cost per user, day or model")
     usage.add_argument("--by", choices=["user", "day", "model"], default="user")
     usage.add_argument("--days", type=int, default=30, help="the last N UTC days (default 30)")
@@ -377,6 +379,12 @@ async def _usage(config: Config, args: argparse.Namespace) -> int:
     return await usage_command(config, args)
 
 
+async def _mcp(config: Config, args: argparse.Namespace) -> int:
+    from gateway.cli.mcp import run_mcp_list
+
+    return await run_mcp_list(config)
+
+
 _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "chat": _chat,
     "gateway": _gateway,
@@ -391,6 +399,7 @@ _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, 
     "health": _health,
     "users": _users,
     "usage": _usage,
+    "mcp": _mcp,
 }
 
 if __name__ == "__main__":

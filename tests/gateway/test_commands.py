@@ -67,6 +67,7 @@ async def test_help_and_the_telegram_menu_list_the_registered_commands(
         "status",
         "model",
         "memory",
+        "tools",
         "forget",
         "help",
     ]
