@@ -4,6 +4,7 @@ tools listed as <server>__<tool>, results as text, a killed server and a slow to
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sys
@@ -128,3 +129,14 @@ async def test_a_removed_tool_stays_listed_until_the_cold_point_and_its_calls_fa
     assert failed == "Error: the notes server no longer offers write"
     registry.refresh()
     assert "notes__write" not in registry.names()
+
+
+async def test_a_servers_stderr_goes_to_a_debug_logger_not_to_the_daemons_stderr(
+    tmp_path, caplog, capfd
+):
+    caplog.set_level(logging.DEBUG, logger="agent.tools.mcp.server")
+    [connection] = await start_servers([notes_spec(tmp_path / "pid")], wait_seconds=20)
+    await connection.aclose()
+    [record] = [r for r in caplog.records if r.getMessage() == "notes server starting"]
+    assert record.name == "agent.tools.mcp.server.notes" and record.levelno == logging.DEBUG
+    assert "notes server starting" not in capfd.readouterr().err

@@ -21,6 +21,7 @@ import anyio
 import httpx2
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import IncomingMessage, MessageHandlerFnT
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
@@ -28,6 +29,7 @@ from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
 from agent.retries import doubling, nth_wait
 from agent.tools.mcp.results import ERROR_PREFIX, result_text
 from agent.tools.mcp.spec import McpServerSpec, McpToolInfo
+from agent.tools.mcp.stderr import stderr_logged
 from agent.tools.mcp.tool_lists import ToolListKeeper
 
 log = logging.getLogger(__name__)
@@ -170,10 +172,7 @@ class McpConnection:
     def _client(self) -> contextlib.AbstractAsyncContextManager[Client]:
         spec = self.spec
         if spec.command is not None:
-            params = StdioServerParameters(
-                command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
-            )
-            return Client(params, message_handler=self._on_message)
+            return _stdio_client(spec, self._on_message)
         return _http_client(spec, self._on_message)
 
     async def _list_tools(self, client: Client) -> None:
@@ -291,6 +290,21 @@ def _cause(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+@contextlib.asynccontextmanager
+async def _stdio_client(
+    spec: McpServerSpec, on_message: MessageHandlerFnT
+) -> AsyncIterator[Client]:
+    assert spec.command is not None
+    params = StdioServerParameters(
+        command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
+    )
+    async with (
+        stderr_logged(spec.name) as errlog,
+        Client(stdio_client(params, errlog=errlog), message_handler=on_message) as client,
+    ):
+        yield client
 
 
 @contextlib.asynccontextmanager
