@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from agent.tools.registry import Tool, ToolError, ToolRegistry
+from agent.tools.registry import ResultClip, Tool, ToolError, ToolRegistry
 
 MAX_EXPONENT = 1_000
 MAX_EXPRESSION_CHARS = 500
@@ -122,9 +122,10 @@ BUILTIN_TOOLS: dict[str, Tool] = {
 }
 
 
-def build_registry(names: list[str]) -> ToolRegistry:
-    """A registry with the named built-in tools; an unknown name is a ValueError."""
-    registry = ToolRegistry()
+def build_registry(names: list[str], clip: ResultClip | None = None) -> ToolRegistry:
+    """A registry with the named built-in tools; an unknown name is a ValueError. ``clip``
+    takes results too large for the context (see :class:`ToolRegistry`)."""
+    registry = ToolRegistry(clip=clip)
     for name in names:
         if name not in BUILTIN_TOOLS:
             raise ValueError(

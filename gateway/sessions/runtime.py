@@ -22,6 +22,7 @@ from agent.reply_stream import ReplyObserver
 from agent.session_context import SessionContext
 from agent.tools import ToolRegistry, build_registry
 from agent.tools.memory_tool import memory_tool
+from agent.tools.tool_output import ToolOutputs
 from agent.types import (
     CompactionResult,
     Message,
@@ -199,13 +200,18 @@ class SessionRuntime:
     def _tools(self) -> ToolRegistry:
         """The configured built-ins, and the memory tool when the session has a memory."""
         config = self.services.config
-        tools = build_registry(config.agent.tools)
+        outputs = ToolOutputs(
+            self.services.repo, self.record.id, config.agent.max_tool_result_tokens
+        )
+        tools = build_registry(config.agent.tools, outputs.clip)
         for provider in self.services.tool_providers:
             if self.admin_tools or not provider.connection.spec.admins_only:
                 tools.add_provider(provider.for_session())
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
+        if tools.names() or self.services.tool_providers:  # from the first request on
+            tools.add(outputs.tool())
         return tools
 
     async def _system_prompt(self) -> str:

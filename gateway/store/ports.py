@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agent.memory import MemoryStore
 from agent.tools.mcp.tool_lists import ToolListStore
+from agent.tools.tool_output import ToolOutputStore
 
 if TYPE_CHECKING:
     from agent.types import CompactionResult, Message, Usage
@@ -283,7 +284,13 @@ class CommandStore(Protocol):
 
 @runtime_checkable
 class ServicesStore(
-    SessionStore, RecorderStore, UsageReportStore, CommandStore, MemoryStore, Protocol
+    SessionStore,
+    RecorderStore,
+    UsageReportStore,
+    CommandStore,
+    MemoryStore,
+    ToolOutputStore,
+    Protocol,
 ):
     """The store as the shared services carry it: to each session (opening it, its
     recorder, its memory) and to the commands and the ``/usage`` report, which reach it

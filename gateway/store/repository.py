@@ -14,7 +14,7 @@
 * dead letters (``repository_dead_letters``): quarantined updates;
 * export (``repository_export``): a session as JSON-safe dicts;
 * memory (``repository_memory``): each user's (or group chat's) remembered entries;
-* MCP tool lists (``repository_mcp``): each MCP server's last tool list.
+* MCP tool lists and large tool outputs (``repository_mcp``).
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -36,7 +36,7 @@ from gateway.store.repository_export import ExportQueries
 from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_live import LiveMessageQueries
-from gateway.store.repository_mcp import McpToolListQueries
+from gateway.store.repository_mcp import McpToolListQueries, ToolOutputQueries
 from gateway.store.repository_memory import MemoryQueries
 from gateway.store.repository_messages import MessageQueries
 from gateway.store.repository_replies import ReplyQueries
@@ -71,6 +71,7 @@ class Repository(
     LiveMessageQueries,
     MemoryQueries,
     McpToolListQueries,
+    ToolOutputQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

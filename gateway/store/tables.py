@@ -346,6 +346,18 @@ class McpToolListRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class ToolOutputRow(Base):
+    """A tool result too large for the context, kept whole for its session to page through."""
+
+    __tablename__ = "tool_outputs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(Integer, index=True)
+    tool: Mapped[str] = mapped_column(String)
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class DeadLetterRow(Base):
     """An update a platform sent that could not be parsed or recorded, kept raw (quarantine)."""
 

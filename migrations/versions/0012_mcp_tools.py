@@ -1,5 +1,6 @@
 """MCP tool lists: each server's last listing (names, order, schemas), so a restart with the
-server down still offers the same tools and the cached prefix survives.
+server down still offers the same tools and the cached prefix survives. Tool outputs: results
+too large for the context, kept whole per session for the ``tool_output`` tool to page.
 
 Revision ID: 0012_mcp_tools
 Revises: 0011_memory
@@ -22,7 +23,7 @@ TIMESTAMP = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
-    """Create the mcp_tool_lists table, one row per server."""
+    """Create the mcp_tool_lists table (one row per server) and the tool_outputs table."""
     op.create_table(
         "mcp_tool_lists",
         sa.Column("server", sa.String(), nullable=False),
@@ -31,7 +32,20 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("server", name=op.f("pk_mcp_tool_lists")),
     )
 
+    op.create_table(
+        "tool_outputs",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("session_id", sa.Integer(), nullable=False),
+        sa.Column("tool", sa.String(), nullable=False),
+        sa.Column("text", sa.Text(), nullable=False),
+        sa.Column("created_at", TIMESTAMP, nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_tool_outputs")),
+    )
+    op.create_index("ix_tool_outputs_session_id", "tool_outputs", ["session_id"])
+
 
 def downgrade() -> None:
-    """Drop the mcp_tool_lists table."""
+    """Drop the tool_outputs and mcp_tool_lists tables."""
+    op.drop_index("ix_tool_outputs_session_id", table_name="tool_outputs")
+    op.drop_table("tool_outputs")
     op.drop_table("mcp_tool_lists")

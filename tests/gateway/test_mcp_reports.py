@@ -55,11 +55,13 @@ async def test_tools_lists_the_chats_tools_by_server_with_approval_and_state(
             await gateway.stop(grace_seconds=2.0)
     lines = tools.splitlines()
     assert lines[0] == "Tools in this chat:"
-    assert lines[1] == "built-in: calculator, current_time, memory"
-    assert lines[2] == ("notes (ready): fail, picture, read, retool, slow, write (asks first)")
+    assert lines[1] == "built-in: calculator, current_time, memory, tool_output"
+    assert lines[2] == (
+        "notes (ready): fail, huge, picture, read, retool, slow, write (asks first)"
+    )
     assert len(lines) == 3, "a server that never listed offers nothing"
     assert (
-        "MCP servers: notes ready, 6 tools; broken could not start (FileNotFoundError: " in status
+        "MCP servers: notes ready, 7 tools; broken could not start (FileNotFoundError: " in status
     )
 
 
@@ -71,13 +73,13 @@ async def test_mcp_list_and_doctor_show_the_server_that_could_not_start(
     config_file.write_text(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
     assert await run_mcp_list(load_config(str(config_file))) == 0
     notes, broken = capsys.readouterr().out.splitlines()
-    assert notes.split()[:5] == ["notes", "stdio", "ready", "6", "tools"]
+    assert notes.split()[:5] == ["notes", "stdio", "ready", "7", "tools"]
     assert broken.split()[:6] == ["broken", "stdio", "could", "not", "start", "0"]
     assert "FileNotFoundError: " in broken, "the last error is shown"
 
     await run_doctor(config)
     out = capsys.readouterr().out.splitlines()
-    assert "[  ok] MCP server notes: ready, 6 tools" in out
+    assert "[  ok] MCP server notes: ready, 7 tools" in out
     [line] = [line for line in out if "MCP server broken" in line]
     assert line.startswith("[warn] MCP server broken: could not start: ")
     assert line.endswith("(the bot answers without it)")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.tokens import count_text_tokens
 from gateway.config.schema import Config, parse_config
 from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
@@ -82,11 +83,13 @@ async def test_the_model_reads_a_note_and_survives_the_server_being_killed(
         "current_time",
         "memory",
         "notes__fail",
+        "notes__huge",
         "notes__picture",
         "notes__read",
         "notes__retool",
         "notes__slow",
         "notes__write",
+        "tool_output",
     ]
 
 
@@ -131,8 +134,9 @@ async def test_after_a_restart_with_the_server_broken_the_same_tools_are_offered
     assert "unavailable" in failed
     first_run, after_restart = anthropic.requests[0].body, anthropic.requests[-1].body
     assert after_restart["tools"] == first_run["tools"], "same names, order and schemas"
-    assert [t["name"] for t in after_restart["tools"]][3:] == [
+    assert [t["name"] for t in after_restart["tools"]][3:-1] == [
         "notes__fail",
+        "notes__huge",
         "notes__picture",
         "notes__read",
         "notes__retool",
@@ -193,3 +197,29 @@ async def test_an_admins_only_server_is_offered_to_admins_and_never_to_others(
     alice_tools, bob_tools = offered(anthropic)[0], offered(anthropic)[-1]
     assert "notes__read" in alice_tools
     assert [name for name in bob_tools if name.startswith("notes__")] == []
+
+
+async def test_a_huge_result_reaches_the_model_as_head_and_tail_and_is_paged_by_ref(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    config = mcp_config(gateway_config(tmp_path, anthropic, telegram=telegram))
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            await send(gateway, telegram, '[[tool:notes__huge {"lines": 20000}]] dump it')
+            page = await send(gateway, telegram, '[[tool:tool_output {"ref": 1, "page": 3}]] more')
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    results = [
+        block
+        for request in anthropic.requests
+        for message in request.body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    huge = str(results[0]["content"])
+    assert "is kept as ref 1: call tool_output" in huge
+    assert count_text_tokens(huge) <= 8000 * 1.1
+    assert "[output 1, page 3 of " in page

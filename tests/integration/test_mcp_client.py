@@ -46,6 +46,7 @@ async def test_server_tools_are_offered_as_server__tool_in_a_stable_order(notes)
     assert connection.state == "ready"
     assert registry.names() == [
         "notes__fail",
+        "notes__huge",
         "notes__picture",
         "notes__read",
         "notes__retool",
