@@ -58,6 +58,7 @@ class SessionContext:
         provider_session: ProviderSession,
         system_prompt: SystemPromptSource | None = None,
         keep_facts: FactKeeper | None = None,
+        refresh_tools: Callable[[], bool] | None = None,
     ) -> None:
         self.messages = messages
         """The context itself, changed in place (the host holds the same list)."""
@@ -69,6 +70,8 @@ class SessionContext:
         """Where a fresh system prompt comes from at cold points (None: it never changes)."""
         self.keep_facts = keep_facts
         """Where a compaction's durable facts go (None: they are not kept)."""
+        self.refresh_tools = refresh_tools
+        """Takes the tool providers' newest lists at cold points (True: the list changed)."""
         self._untold: list[CompactionResult] = []
 
     @property
@@ -113,7 +116,10 @@ class SessionContext:
         Only for cold points (session start, a visit after the cache expired, a compaction):
         elsewhere it would rewrite the cached prefix. The stored system message keeps the
         configured prompt; the snapshot lives in the loaded context. Returns whether it changed.
+        The tool list (the first part of the cached prefix) is refreshed here too.
         """
+        if self.refresh_tools is not None:
+            self.refresh_tools()
         if self.system_prompt is None or not self.messages:
             return False
         current = self.messages[0]

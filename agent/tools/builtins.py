@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from agent.tools.registry import Tool, ToolError, ToolRegistry
+from agent.tools.registry import ResultClip, Tool, ToolError, ToolRegistry
 from agent.tools.web import WebToolSettings, web_tools
 
 MAX_EXPONENT = 1_000
@@ -123,11 +123,14 @@ BUILTIN_TOOLS: dict[str, Tool] = {
 }
 
 
-def build_registry(names: list[str], web: WebToolSettings | None = None) -> ToolRegistry:
+def build_registry(
+    names: list[str], web: WebToolSettings | None = None, clip: ResultClip | None = None
+) -> ToolRegistry:
     """A registry with the named built-in tools (the web tools bound to ``web``, by default
-    public addresses only and no search provider); an unknown name is a ValueError."""
+    public addresses only and no search provider); an unknown name is a ValueError. ``clip``
+    takes results too large for the context (see :class:`ToolRegistry`)."""
     available = {**BUILTIN_TOOLS, **web_tools(web or WebToolSettings())}
-    registry = ToolRegistry()
+    registry = ToolRegistry(clip=clip)
     for name in names:
         if name not in available:
             raise ValueError(f"unknown tool {name!r} (built-ins: {', '.join(sorted(available))})")

@@ -11,6 +11,9 @@ from typing import Any, Protocol
 log = logging.getLogger(__name__)
 
 ToolHandler = Callable[[dict[str, Any]], Awaitable[str]]
+ResultClip = Callable[[str, str], Awaitable[str]]
+"""``(tool, result) -> text for the context``: keeps a large result whole elsewhere and gives
+the context a part of it (see :mod:`agent.tools.tool_output`)."""
 
 MAX_TOOL_RESULT_CHARS = 50_000
 """A single tool result longer than this is cut (with a note), so one call cannot flood context."""
@@ -41,16 +44,22 @@ class Tool:
 
 class ToolProvider(Protocol):
     """A source of tools whose list may grow after the session started (an MCP server that
-    connects later); a tool it once offered it keeps offering, so the cached prefix holds."""
+    connects later); a tool it once offered it keeps offering, so the cached prefix holds,
+    until :meth:`refresh` (called only where the cache is cold anyway)."""
 
     def tools(self) -> Sequence[Tool]:
         """The provider's tools now."""
+
+    def refresh(self) -> bool:
+        """Take the source's newest tool list; returns whether it changed."""
 
 
 class ToolRegistry:
     """Holds the tools offered to the model for one session: its own and its providers'."""
 
-    def __init__(self, tools: list[Tool] | None = None) -> None:
+    def __init__(self, tools: list[Tool] | None = None, clip: ResultClip | None = None) -> None:
+        self._clip = clip
+        """Where results too large for the context go (None: they are cut, the rest lost)."""
         self._tools: dict[str, Tool] = {}
         self._providers: list[ToolProvider] = []
         for tool in tools or []:
@@ -59,6 +68,12 @@ class ToolRegistry:
     def add_provider(self, provider: ToolProvider) -> None:
         """Offer ``provider``'s tools too (a name the registry has already is not replaced)."""
         self._providers.append(provider)
+
+    def refresh(self) -> bool:
+        """Take every provider's newest tool list (only at cold points: a changed list rewrites
+        the whole cached prefix); returns whether any changed."""
+        changed = [provider.refresh() for provider in self._providers]
+        return any(changed)
 
     def _all(self) -> dict[str, Tool]:
         if not self._providers:
@@ -117,6 +132,11 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not kill the turn; the model is told
             log.exception("tool %s failed", name)
             return f"Error: tool {name} failed ({type(exc).__name__})"
+        if self._clip is not None:
+            try:
+                return await self._clip(name, result)
+            except Exception as exc:  # the store failed: cut the result as without one
+                log.warning("tool %s: its large result could not be kept (%s)", name, exc)
         if len(result) > MAX_TOOL_RESULT_CHARS:
             cut = len(result) - MAX_TOOL_RESULT_CHARS
             result = result[:MAX_TOOL_RESULT_CHARS] + f"\n[... {cut} more characters cut]"

@@ -35,7 +35,8 @@ HISTORY_FILE = "chat_history"
 
 def cli_address(name: str) -> SessionAddress:
     """The session address of a terminal chat named ``name``."""
-    return SessionAddress(key=f"cli:{name}", platform="cli", chat_id=name)
+    # The terminal's user runs the daemon's configuration: an admin.
+    return SessionAddress(key=f"cli:{name}", platform="cli", chat_id=name, is_admin=True)
 
 
 class TerminalInput:

@@ -106,6 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     users.add_argument("action", choices=["list", "allow", "deny"])
     users.add_argument("user", nargs="?", help="a user id or @username (allow, deny)")
     users.add_argument("--platform", default="telegram", help="default: telegram")
+    mcp = sub.add_parser("mcp", parents=[common], help="MCP servers: state, tools, last error")
+    mcp.add_argument("action", choices=["list"])
     usage = sub.add_parser("usage", parents=[common], help="cost per user, day or model")
     usage.add_argument("--by", choices=["user", "day", "model"], default="user")
     usage.add_argument("--days", type=int, default=30, help="the last N UTC days (default 30)")
@@ -409,6 +411,12 @@ async def _dashboard(config: Config, args: argparse.Namespace) -> int:
     return await serve_dashboard(config, args.host, args.port, allow_remote=args.allow_remote)
 
 
+async def _mcp(config: Config, args: argparse.Namespace) -> int:
+    from gateway.cli.mcp import run_mcp_list
+
+    return await run_mcp_list(config)
+
+
 _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "chat": _chat,
     "gateway": _gateway,
@@ -424,6 +432,7 @@ _HANDLERS: dict[str, Callable[[Config, argparse.Namespace], Coroutine[Any, Any, 
     "users": _users,
     "usage": _usage,
     "dashboard": _dashboard,
+    "mcp": _mcp,
 }
 
 if __name__ == "__main__":

@@ -8,10 +8,12 @@ from gateway.commands.jobs import JOBS_COMMAND, TZ_COMMAND
 from gateway.commands.memory import MEMORY_COMMAND
 from gateway.commands.model import MODEL_COMMAND
 from gateway.commands.registry import CommandContext, CommandSpec
+from gateway.commands.tools import TOOLS_COMMAND
 from gateway.commands.users import USER_COMMANDS, everyones_usage_text, my_usage_text
 from gateway.reports.totals import status_text
 from gateway.reports.usage import usage_report
 from gateway.sessions.compaction_notice import last_compaction_line
+from gateway.sessions.mcp_servers import servers_line
 
 STOPPED_TEXT = "Stopped. The answer in progress was cancelled."
 NOTHING_RUNNING_TEXT = "Nothing is running."
@@ -82,6 +84,8 @@ async def status_command(ctx: CommandContext) -> str:
         caching_line=caching_status_line(runtime.model.cache_policy, runtime.policy.ttl),
         summary_line=services.summary_line,
     )
+    if services.tool_providers:
+        text += "\n" + servers_line(services.tool_providers, with_cause=ctx.is_admin)
     health = await ctx.host.health_text() if ctx.is_admin else ""
     return f"{text}\n{health}" if health else text
 
@@ -107,6 +111,7 @@ BUILTIN_COMMANDS = (
     MEMORY_COMMAND,
     JOBS_COMMAND,
     TZ_COMMAND,
+    TOOLS_COMMAND,
     FORGET_COMMAND,
     CommandSpec("help", "List the commands", help_command, aliases=("start",)),
 )

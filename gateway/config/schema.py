@@ -32,6 +32,7 @@ from agent.list_prices import (
     CACHE_WRITE_5M_MULTIPLIER,
     ListPrice,
 )
+from agent.tools.tool_output import DEFAULT_MAX_TOOL_RESULT_TOKENS
 from gateway.platforms.registry import PLATFORMS
 from gateway.settings.home import DEFAULT_HERMES_HOME as DEFAULT_HERMES_HOME
 from gateway.settings.home import default_database_url
@@ -191,6 +192,9 @@ class AgentSettings(_Section):
     )
     max_iterations: Annotated[int, Field(ge=1, le=200)] = 20
     tools: list[str] = Field(default_factory=lambda: ["current_time", "calculator"])
+    max_tool_result_tokens: Annotated[int, Field(ge=500)] = DEFAULT_MAX_TOOL_RESULT_TOKENS
+    """A larger tool result is kept whole; the context gets its head and tail and a ref the
+    model pages through with ``tool_output`` (see :mod:`agent.tools.tool_output`)."""
 
 
 class LoggingSettings(_Section):

@@ -20,7 +20,6 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from agent.tools.mcp.provider import McpToolProvider
-from agent.tools.registry import ToolProvider
 from gateway.config.schema import Config, DashboardSettings, require_secret
 from gateway.dashboard.app import ServiceState, create_app, create_metrics_app
 from gateway.dashboard.auth import DashboardAuth
@@ -89,12 +88,10 @@ def platform_states(gateway: Gateway) -> list[ServiceState]:
     return states
 
 
-def mcp_states(providers: Sequence[ToolProvider]) -> list[ServiceState]:
+def mcp_states(providers: Sequence[McpToolProvider]) -> list[ServiceState]:
     """Each MCP server: its connection's state, its tools offered, its last error."""
     states = []
     for provider in providers:
-        if not isinstance(provider, McpToolProvider):
-            continue
         connection = provider.connection
         offered = f"{len(provider.tools())} tool(s)"
         error = f"; last error: {connection.last_error}" if connection.last_error else ""

@@ -60,6 +60,7 @@ async def open_app(
             if starting is not None:
                 servers = await starting
             repo = Repository(store)
+            await servers.keep_tool_lists(repo)
             traced = tracing or open_tracing(config.tracing)
             services = build_services(
                 config, repo, servers.providers, traced.spans, job_clock=job_clock

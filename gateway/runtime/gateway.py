@@ -68,7 +68,7 @@ DEAD_LETTER_PRUNE_SECONDS = 24 * 3600.0
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
 
-def _address(message: InboundMessage) -> SessionAddress:
+def _address(message: InboundMessage, is_admin: bool) -> SessionAddress:
     return SessionAddress(
         message.session_key,
         message.platform,
@@ -77,6 +77,7 @@ def _address(message: InboundMessage) -> SessionAddress:
         is_group=message.is_group,
         thread_id=message.thread_id,
         username=message.username,
+        is_admin=is_admin,
     )
 
 
@@ -449,10 +450,10 @@ class Gateway:
         first = batch[0]
         spans = self.app.services.spans
         attached = [kind for message in batch for kind in message.attachments]
+        is_admin = self._is_admin(batch[-1])
+        address = _address(batch[-1], is_admin)
         with spans.span("receive", {"hermes.attachments": len(attached)}):
-            refusal = await self.budget.refusal(
-                _address(batch[-1]).user_key, is_admin=self._is_admin(batch[-1])
-            )
+            refusal = await self.budget.refusal(address.user_key, is_admin=is_admin)
             if refusal is not None:  # over a spending limit: no model call
                 if is_job_run(batch[-1].platform_message_id):
                     refusal = over_budget_notice(batch[-1], refusal)
@@ -461,7 +462,7 @@ class Gateway:
             adapter = self.adapters[first.platform]
             media = PreparedMedia()
             if stored_message_id is None:  # a resumed turn's content is stored already
-                runtime = await self.app.sessions.get(_address(batch[-1]))
+                runtime = await self.app.sessions.get(address)
                 media = await self.media.prepare(
                     batch, adapter.fetch_file, first.platform, runtime.model.info
                 )
@@ -471,7 +472,6 @@ class Gateway:
                     await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
                     return
         notices = [*media.notices, *([unread_attachment_notice(attached)] if attached else [])]
-        address = _address(batch[-1])
         link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
         started = time.perf_counter()
         try:
@@ -532,7 +532,7 @@ class Gateway:
         """A command (known or not) answered in the chat; it never reaches the model."""
         context = CommandContext(
             self.app.sessions,
-            _address(message),
+            _address(message, self._is_admin(message)),
             command.argument,
             self._is_admin(message),
             self,

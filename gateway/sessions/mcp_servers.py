@@ -6,11 +6,18 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agent.tools.mcp import McpConnection, McpServerSpec, McpToolProvider, start_servers
+from agent.tools.mcp import (
+    McpConnection,
+    McpServerSpec,
+    McpToolProvider,
+    ToolListKeeper,
+    start_servers,
+)
 from gateway.settings.mcp import HEADER_VARIABLE, McpServerSettings, McpSettings
+from gateway.store.ports import McpToolListStore
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +46,7 @@ def server_spec(
         timeout_seconds=settings.timeout_seconds,
         tools=tuple(settings.tools) if settings.tools is not None else None,
         ask=tuple(settings.ask),
+        admins_only=settings.users == "admins",
     )
 
 
@@ -59,6 +67,10 @@ class McpServers:
     connections: list[McpConnection] = field(default_factory=list)
     providers: list[McpToolProvider] = field(default_factory=list)
     """One per server, shared by every session: each keeps its server's first tool list."""
+    keeper: ToolListKeeper = field(default_factory=ToolListKeeper)
+    """The servers' last tool lists, kept in the store once it is attached."""
+    not_started: dict[str, str] = field(default_factory=dict)
+    """Servers left unstarted, by name, with why (a ``${VAR}`` of their headers is not set)."""
 
     @classmethod
     async def start(
@@ -66,14 +78,46 @@ class McpServers:
     ) -> McpServers:
         """Start every configured server in parallel (waits a few seconds at most)."""
         specs: list[McpServerSpec] = []
+        not_started: dict[str, str] = {}
         for name, server in settings.servers.items():
             try:
                 specs.append(server_spec(name, server, environ))
             except MissingHeaderVariable as exc:
                 log.warning("%s; the server is not started", exc)
-        connections = await start_servers(specs)
-        return cls(connections, [McpToolProvider(c) for c in connections])
+                not_started[name] = str(exc)
+        keeper = ToolListKeeper()
+        connections = await start_servers(specs, keeper=keeper)
+        providers = [McpToolProvider(c) for c in connections]
+        return cls(connections, providers, keeper, not_started)
+
+    async def keep_tool_lists(self, store: McpToolListStore) -> None:
+        """Keep every server's tool list in ``store``; a server that has not listed yet offers
+        the list a previous run kept."""
+        if self.connections:
+            await self.keeper.attach(store)
 
     async def aclose(self) -> None:
         for connection in self.connections:
             await connection.aclose()
+
+
+def server_state(connection: McpConnection, *, with_cause: bool = True) -> str:
+    """A server's state in a few words (``ready``, ``could not start (cause)``, ...); the cause
+    (a failure's type and message, never a secret) only ``with_cause``."""
+    cause = f" ({connection.last_error})" if with_cause and connection.last_error else ""
+    if connection.state == "ready":
+        return "ready"
+    if connection.state == "reconnecting" and connection.connections == 0:
+        return f"could not start{cause}"
+    if connection.state == "reconnecting":
+        return f"reconnecting{cause}"
+    return connection.state
+
+
+def servers_line(providers: Sequence[McpToolProvider], *, with_cause: bool) -> str:
+    """One line for ``/status``: every server, its state and how many tools it offers."""
+    states = [
+        f"{p.name} {server_state(p.connection, with_cause=with_cause)}, {len(p.tools())} tools"
+        for p in providers
+    ]
+    return "MCP servers: " + "; ".join(states)

@@ -30,6 +30,7 @@ from agent.tools import ToolRegistry, build_registry
 from agent.tools.approvals import ApprovalPort
 from agent.tools.memory_tool import memory_tool
 from agent.tools.recall_tool import recall_tool
+from agent.tools.tool_output import ToolOutputs
 from agent.types import (
     CompactionResult,
     Message,
@@ -65,6 +66,14 @@ class SessionAddress:
     """The topic or thread within the chat, where it has one (a job's answers go there)."""
     username: str | None = None
     """The writing user's username, where the platform has one."""
+    is_admin: bool = False
+    """Whether the user writing is one of the platform's ``admin_users``."""
+
+    @property
+    def offers_admin_tools(self) -> bool:
+        """Admin-only tools (``mcp.servers.*.users: admins``) are offered only in an admin's
+        own chat: a group's tool list is shared by everyone in it."""
+        return self.is_admin and not self.is_group
 
     @property
     def user_key(self) -> str | None:
@@ -148,8 +157,11 @@ class SessionRuntime:
         billing: Billing | None = None,
         memory_owner: MemoryOwner | None = None,
         job_origin: JobOrigin | None = None,
+        admin_tools: bool = False,
     ) -> None:
         self.services = services
+        self.admin_tools = admin_tools
+        """Whether the session offers admin-only tools (an admin's private chat)."""
         self.record = record
         self.billing = billing or Billing(record.id)
         """Whose calls this session's are: the session, and the user of the turn running."""
@@ -182,6 +194,7 @@ class SessionRuntime:
         self._ask_again: list[dict[str, Any]] = []
         """Tool calls a crash left waiting for approval, asked again by the resumed turn."""
         """The session's stored system prompt, which the memory snapshot is added to."""
+        tools = self._tools()
         self.session = SessionContext(
             context,
             engine,
@@ -189,9 +202,9 @@ class SessionRuntime:
             self.model.provider.open_session(),
             system_prompt=self._system_prompt if self.memory_owner else None,
             keep_facts=self._keep_facts if config.memory.flush_on_compaction else None,
+            refresh_tools=tools.refresh,
         )
         """The context and every change of it (stored as it happens)."""
-        tools = self._tools()
         if engine.get_tool_schemas():
             tools.add_engine_tools(engine.get_tool_schemas(), engine.handle_tool_call)
         self.compactions = CompactionScheduler(
@@ -225,15 +238,23 @@ class SessionRuntime:
         """The configured built-ins, and the memory and recall tools when the session has a
         memory."""
         config = self.services.config
-        tools = build_registry(config.agent.tools, web=config.web.tool_settings())
+        outputs = ToolOutputs(
+            self.services.repo, self.record.id, config.agent.max_tool_result_tokens
+        )
+        tools = build_registry(
+            config.agent.tools, web=config.web.tool_settings(), clip=outputs.clip
+        )
         for provider in self.services.tool_providers:
-            tools.add_provider(provider)
+            if self.admin_tools or not provider.connection.spec.admins_only:
+                tools.add_provider(provider.for_session())
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
             tools.add(recall_tool(self.services.repo, self.memory_owner, self.record.id))
         if self.services.jobs is not None and self.job_origin is not None:
             tools.add(schedule_tool(self.services.jobs, lambda: self.job_origin))
+        if tools.names() or self.services.tool_providers:  # from the first request on
+            tools.add(outputs.tool())
         return tools
 
     def note_turn_origin(self, origin: JobOrigin | None) -> None:
@@ -302,6 +323,7 @@ class SessionRuntime:
             billing,
             address.memory_owner,
             address.job_origin,
+            address.offers_admin_tools,
         )
         await runtime._ensure_consistent()
         await runtime.session.refresh_system_prompt()  # a loaded session's cache is cold

@@ -21,7 +21,7 @@ from agent.prompt_caching import CachePolicy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
 from agent.spans import NO_SPANS, Spans
-from agent.tools import ToolProvider
+from agent.tools.mcp import McpToolProvider
 from agent.types import Usage
 from gateway.config.prices import chat_model_info, check_prices, summary_model_info
 from gateway.config.schema import Config, hermes_home, require_secret
@@ -65,7 +65,7 @@ class AgentServices:
     project_root: Path = PROJECT_ROOT
     home: Path = field(default_factory=hermes_home)
     elapsed: ElapsedTime = field(default_factory=ElapsedTime)
-    tool_providers: list[ToolProvider] = field(default_factory=list)
+    tool_providers: list[McpToolProvider] = field(default_factory=list)
     """Tools beyond the built-ins every session offers (the MCP servers')."""
     spans: Spans = NO_SPANS
     """Where each turn's model calls, tool calls and compactions are traced (none: no-op)."""
@@ -197,7 +197,7 @@ def summary_model_choice(config: Config) -> SummaryModelChoice:
 def build_services(
     config: Config,
     repo: ServicesStore,
-    tool_providers: Sequence[ToolProvider] = (),
+    tool_providers: Sequence[McpToolProvider] = (),
     spans: Spans = NO_SPANS,
     job_clock: JobClock | None = None,
 ) -> AgentServices:

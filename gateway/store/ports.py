@@ -21,6 +21,8 @@ Protocols for one consumer each:
 * :class:`CommandStore`: the chat commands (:mod:`gateway.commands`);
 * :class:`DashboardStore`: the operators' pages and ``/metrics`` (:mod:`gateway.dashboard`).
 * :class:`JobStore`: scheduled jobs (:mod:`gateway.jobs`: the tool, the scheduler, ``/jobs``).
+* :class:`McpToolListStore`: the MCP servers' kept tool lists
+  (:mod:`gateway.sessions.mcp_servers`).
 
 :class:`ServicesStore` is the last four together: the store as
 :class:`~gateway.sessions.services.AgentServices` carries it to the sessions and to the
@@ -35,6 +37,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agent.memory import MemoryStore
 from agent.recall import RecallStore
+from agent.tools.mcp.tool_lists import ToolListStore
+from agent.tools.tool_output import ToolOutputStore
 
 if TYPE_CHECKING:
     from agent.types import CompactionResult, Message, Usage
@@ -62,6 +66,7 @@ __all__ = [
     "DeliveryStore",
     "GatewayStore",
     "LiveMessageStore",
+    "McpToolListStore",
     "RecorderStore",
     "ServicesStore",
     "SessionStore",
@@ -342,6 +347,7 @@ class ServicesStore(
     MemoryStore,
     RecallStore,
     JobStore,
+    ToolOutputStore,
     Protocol,
 ):
     """The store as the shared services carry it: to each session (opening it, its
@@ -405,3 +411,8 @@ class DashboardStore(Protocol):
     async def failed_inbound(self, limit: int = ...) -> list[InboundRecord]: ...
 
     async def schema_revisions(self) -> frozenset[str] | None: ...
+
+
+McpToolListStore = ToolListStore
+"""The MCP servers' kept tool lists (``load_mcp_tool_lists``, ``save_mcp_tool_list``): the
+protocol is the agent's, the repository implements it."""

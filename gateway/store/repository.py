@@ -16,7 +16,8 @@
 * export (``repository_export``): a session as JSON-safe dicts;
 * memory (``repository_memory``): each user's (or group chat's) remembered entries;
 * jobs (``repository_jobs``): scheduled jobs and each user's time zone;
-* recall (``repository_recall``): searching the earlier sessions an owner may see.
+* recall (``repository_recall``): searching the earlier sessions an owner may see;
+* MCP tool lists and large tool outputs (``repository_mcp``).
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -41,6 +42,7 @@ from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_jobs import JobQueries
 from gateway.store.repository_live import LiveMessageQueries
+from gateway.store.repository_mcp import McpToolListQueries, ToolOutputQueries
 from gateway.store.repository_memory import MemoryQueries
 from gateway.store.repository_messages import MessageQueries
 from gateway.store.repository_recall import RecallQueries
@@ -79,6 +81,8 @@ class Repository(
     ApprovalQueries,
     JobQueries,
     RecallQueries,
+    McpToolListQueries,
+    ToolOutputQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 
@@ -99,7 +103,8 @@ if TYPE_CHECKING:
         ports.UserStore,
         ports.ServicesStore,
         ports.DashboardStore,
+        ports.McpToolListStore,
     ]:
         """mypy checks here that the repository implements each port (``ServicesStore``
         includes the session, recorder, report and command ports)."""
-        return repo, repo, repo, repo, repo, repo, repo
+        return repo, repo, repo, repo, repo, repo, repo, repo

@@ -30,6 +30,7 @@ from gateway.store.tables import (
     ReplyPartRow,
     ReplyRow,
     SessionRow,
+    ToolOutputRow,
 )
 
 
@@ -126,6 +127,7 @@ class ForgetQueries(RepositoryBase):
             ).rowcount
             _delete_search_rows(connection, message_ids)
             connection.execute(delete(CompactionRow).where(CompactionRow.session_id.in_(ids)))
+            connection.execute(delete(ToolOutputRow).where(ToolOutputRow.session_id.in_(ids)))
             usage = connection.execute(
                 delete(ApiUsageRow).where(
                     or_(ApiUsageRow.session_id.in_(ids), ApiUsageRow.user_key == user_key)

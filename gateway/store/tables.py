@@ -412,6 +412,30 @@ class ApprovalPromptRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class McpToolListRow(Base):
+    """An MCP server's last tool list (names, order, schemas), offered after a restart while
+    the server is down."""
+
+    __tablename__ = "mcp_tool_lists"
+
+    server: Mapped[str] = mapped_column(String, primary_key=True)
+    tools: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    """``[{"name", "description", "input_schema"}, ...]`` in the server's order."""
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ToolOutputRow(Base):
+    """A tool result too large for the context, kept whole for its session to page through."""
+
+    __tablename__ = "tool_outputs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(Integer, index=True)
+    tool: Mapped[str] = mapped_column(String)
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class DeadLetterRow(Base):
     """An update a platform sent that could not be parsed or recorded, kept raw (quarantine)."""
 

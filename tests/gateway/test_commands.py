@@ -69,6 +69,7 @@ async def test_help_and_the_telegram_menu_list_the_registered_commands(
         "memory",
         "jobs",
         "tz",
+        "tools",
         "forget",
         "help",
     ]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.tokens import count_text_tokens
 from gateway.config.schema import Config, parse_config
 from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
@@ -82,12 +83,15 @@ async def test_the_model_reads_a_note_and_survives_the_server_being_killed(
         "current_time",
         "memory",
         "notes__fail",
+        "notes__huge",
         "notes__picture",
         "notes__read",
+        "notes__retool",
         "notes__slow",
         "notes__write",
         "recall",
         "schedule",
+        "tool_output",
     ]
 
 
@@ -104,3 +108,121 @@ async def test_a_tool_slower_than_its_timeout_gives_an_error_and_the_turn_comple
         finally:
             await gateway.stop(grace_seconds=2.0)
     assert "did not answer within 0.5 s" in reply
+
+
+async def test_after_a_restart_with_the_server_broken_the_same_tools_are_offered(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    base = gateway_config(tmp_path, anthropic, telegram=telegram)
+    read = '[[tool:notes__read {"name": "shopping"}]] what is on my list?'
+    async with open_app(mcp_config(base), with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            assert "milk, eggs, bread" in await send(gateway, telegram, read)
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+
+    broken = mcp_config(base, command=str(tmp_path / "no-such-server"))
+    async with open_app(broken, with_tools=True) as app:
+        [notes] = app.services.tool_providers
+        assert notes.connection.state == "reconnecting"
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            failed = await send(gateway, telegram, read)
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    assert "unavailable" in failed
+    first_run, after_restart = anthropic.requests[0].body, anthropic.requests[-1].body
+    assert after_restart["tools"] == first_run["tools"], "same names, order and schemas"
+    names = [t["name"] for t in after_restart["tools"]]
+    assert [name for name in names if name.startswith("notes__")] == [
+        "notes__fail",
+        "notes__huge",
+        "notes__picture",
+        "notes__read",
+        "notes__retool",
+        "notes__slow",
+        "notes__write",
+    ]
+
+
+async def test_a_tool_list_change_is_offered_from_the_next_compaction_not_mid_visit(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    small_window = {"context_length": 8000}  # a tail budget the long remarks overflow
+    base = gateway_config(tmp_path, anthropic, telegram=telegram, model_settings=small_window)
+    data = base.model_dump(mode="json")
+    data["compression"]["protect_last_n"] = 2
+    config = mcp_config(parse_config(data))
+    async with open_app(config, with_tools=True) as app:
+        [notes] = app.services.tool_providers
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            listed = notes.connection.listings
+            await send(gateway, telegram, '[[tool:notes__retool {"add": "extra"}]] learn')
+            await asyncio.wait_for(notes.connection.wait_listed(listed + 1), 10)
+            for n in range(3):
+                await send(gateway, telegram, f"note {n}: " + "a long remark " * 200)
+            mid_visit = len(anthropic.requests)
+            assert (await send(gateway, telegram, "/compress notes")).startswith("Compacted")
+            await send(gateway, telegram, '[[tool:notes__extra {"text": "hello"}]] try it')
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    lists = offered(anthropic)
+    assert all(names == lists[0] for names in lists[:mid_visit])
+    assert "notes__extra" not in lists[0]
+    assert "notes__extra" in lists[-1]
+    assert lists[-1] == sorted(lists[0] + ["notes__extra"])
+
+
+async def test_an_admins_only_server_is_offered_to_admins_and_never_to_others(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    bob = 43
+    admins = {"admin_users": [ALICE]}
+    base = gateway_config(tmp_path, anthropic, telegram=telegram, telegram_settings=admins)
+    config = mcp_config(base, users="admins")
+    read = '[[tool:notes__read {"name": "shopping"}]] what is on my list?'
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            assert "milk, eggs, bread" in await send(gateway, telegram, read)
+            update = telegram.push_message(bob, read, user_id=bob, username="bob")
+            await settled_inbound(gateway, "telegram", message_key(update))
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    [bobs_reply] = [m["text"] for m in telegram.sent_messages(bob)]
+    assert "milk" not in bobs_reply, "the model could not call the tool for Bob"
+    alice_tools, bob_tools = offered(anthropic)[0], offered(anthropic)[-1]
+    assert "notes__read" in alice_tools
+    assert [name for name in bob_tools if name.startswith("notes__")] == []
+
+
+async def test_a_huge_result_reaches_the_model_as_head_and_tail_and_is_paged_by_ref(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    config = mcp_config(gateway_config(tmp_path, anthropic, telegram=telegram))
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            await send(gateway, telegram, '[[tool:notes__huge {"lines": 20000}]] dump it')
+            page = await send(gateway, telegram, '[[tool:tool_output {"ref": 1, "page": 3}]] more')
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    results = [
+        block
+        for request in anthropic.requests
+        for message in request.body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    huge = str(results[0]["content"])
+    assert "is kept as ref 1: call tool_output" in huge
+    assert count_text_tokens(huge) <= 8000 * 1.1
+    assert "[output 1, page 3 of " in page

@@ -104,7 +104,7 @@ async def test_a_compaction_is_told_once_and_status_shows_the_last_one(
     applied = [c for c in compactions if c.outcome != "skipped"]
     assert applied, "the session was compacted"
     assert len(told) == len(applied)
-    last = compactions[-1]  # the newest attempt (a skipped one too: the prompt hovers near it)
+    last = compactions[-1]  # applied or skipped: /status shows the newest attempt
     assert (
         f"the context threshold ({last.outcome}), {last.tokens_before:,} -> "
         f"{last.tokens_after:,} tokens" in status

@@ -4,6 +4,7 @@ tools listed as <server>__<tool>, results as text, a killed server and a slow to
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sys
@@ -35,7 +36,7 @@ async def notes(tmp_path):
     pid_file = tmp_path / "notes.pid"
     [connection] = await start_servers([notes_spec(pid_file)], wait_seconds=20)
     registry = ToolRegistry()
-    registry.add_provider(McpToolProvider(connection))
+    registry.add_provider(McpToolProvider(connection).for_session())
     yield connection, registry, pid_file
     await connection.aclose()
 
@@ -45,8 +46,10 @@ async def test_server_tools_are_offered_as_server__tool_in_a_stable_order(notes)
     assert connection.state == "ready"
     assert registry.names() == [
         "notes__fail",
+        "notes__huge",
         "notes__picture",
         "notes__read",
+        "notes__retool",
         "notes__slow",
         "notes__write",
     ]
@@ -80,7 +83,7 @@ async def test_a_call_slower_than_the_timeout_is_an_error_in_time(tmp_path):
     )
     try:
         registry = ToolRegistry()
-        registry.add_provider(McpToolProvider(connection))
+        registry.add_provider(McpToolProvider(connection).for_session())
         started = time.monotonic()
         result = await registry.call("notes__slow", {"seconds": 30})
         assert result == "Error: notes__slow did not answer within 0.5 s"
@@ -102,3 +105,39 @@ async def test_a_server_that_cannot_start_is_logged_once_and_offers_nothing(capl
         assert len(warnings) == 1 and "s3cret" not in caplog.text
     finally:
         await connection.aclose()
+
+
+async def test_a_changed_tool_list_reaches_a_session_only_at_its_next_cold_point(notes):
+    connection, registry, _ = notes
+    before = registry.schemas()
+    listed = connection.listings
+    assert await registry.call("notes__retool", {"add": "extra"}) == "tools changed"
+    await asyncio.wait_for(connection.wait_listed(listed + 1), 10)
+    assert registry.schemas() == before, "mid-visit the prefix stays as it was"
+    assert registry.refresh() is True
+    assert "notes__extra" in registry.names()
+    assert await registry.call("notes__extra", {"text": "hi"}) == "hi"
+
+
+async def test_a_removed_tool_stays_listed_until_the_cold_point_and_its_calls_fail(notes):
+    connection, registry, _ = notes
+    before = registry.schemas()
+    listed = connection.listings
+    assert await registry.call("notes__retool", {"remove": "write"}) == "tools changed"
+    await asyncio.wait_for(connection.wait_listed(listed + 1), 10)
+    assert registry.schemas() == before
+    failed = await registry.call("notes__write", {"name": "a", "text": "b"})
+    assert failed == "Error: the notes server no longer offers write"
+    registry.refresh()
+    assert "notes__write" not in registry.names()
+
+
+async def test_a_servers_stderr_goes_to_a_debug_logger_not_to_the_daemons_stderr(
+    tmp_path, caplog, capfd
+):
+    caplog.set_level(logging.DEBUG, logger="agent.tools.mcp.server")
+    [connection] = await start_servers([notes_spec(tmp_path / "pid")], wait_seconds=20)
+    await connection.aclose()
+    [record] = [r for r in caplog.records if r.getMessage() == "notes server starting"]
+    assert record.name == "agent.tools.mcp.server.notes" and record.levelno == logging.DEBUG
+    assert "notes server starting" not in capfd.readouterr().err

@@ -2,15 +2,19 @@
 offered as ``<server>__<tool>`` with a stable order and schemas whatever the server does."""
 
 from agent.tools.mcp.connection import McpConnection, McpToolInfo
-from agent.tools.mcp.provider import McpToolProvider, start_servers
+from agent.tools.mcp.provider import McpToolProvider, SessionTools, start_servers
 from agent.tools.mcp.results import result_text
 from agent.tools.mcp.spec import McpServerSpec
+from agent.tools.mcp.tool_lists import ToolListKeeper, ToolListStore
 
 __all__ = [
     "McpConnection",
     "McpServerSpec",
     "McpToolInfo",
     "McpToolProvider",
+    "SessionTools",
+    "ToolListKeeper",
+    "ToolListStore",
     "result_text",
     "start_servers",
 ]

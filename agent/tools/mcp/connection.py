@@ -20,12 +20,17 @@ from typing import Any, Literal
 import anyio
 import httpx2
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CONNECTION_CLOSED
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
 
 from agent.retries import doubling, nth_wait
 from agent.tools.mcp.results import ERROR_PREFIX, result_text
-from agent.tools.mcp.spec import McpServerSpec
+from agent.tools.mcp.spec import McpServerSpec, McpToolInfo
+from agent.tools.mcp.stderr import stderr_logged
+from agent.tools.mcp.tool_lists import ToolListKeeper
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +43,6 @@ HEALTH_CHECK_TIMEOUT_SECONDS = 5.0
 protocol): no answer in this time and it is restarted."""
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """The SDK's own HTTP timeouts: a server may hold a response stream open for minutes."""
-
-
-@dataclass(frozen=True, slots=True)
-class McpToolInfo:
-    """One tool as the server listed it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
 
 
 class ConnectionLost(Exception):
@@ -67,8 +63,10 @@ class _Call:
 class McpConnection:
     """A server's connection and its last tool list; :meth:`call` from any task."""
 
-    def __init__(self, spec: McpServerSpec) -> None:
+    def __init__(self, spec: McpServerSpec, keeper: ToolListKeeper | None = None) -> None:
         self.spec = spec
+        self.keeper = keeper if keeper is not None else ToolListKeeper()
+        """Where the server's last tool list is kept across restarts."""
         self.state: ConnectionState = "starting"
         self.last_error: str | None = None
         """Why the server is not ready (no secret in it: the type and message of the failure)."""
@@ -78,7 +76,11 @@ class McpConnection:
         """Set once the first connection attempt ended, in success or failure."""
         self.connections = 0
         """How many times the server was connected (tests wait for a reconnect)."""
+        self.listings = 0
+        """How many times the server's tools were listed (tests wait for a new listing)."""
         self._connected = asyncio.Condition()
+        self._tools_changed = asyncio.Event()
+        """Set by the server's ``tools/list_changed``: the owner task lists the tools again."""
         self._calls: asyncio.Queue[_Call] = asyncio.Queue()
         self._in_flight: set[_Call] = set()
         self._task: asyncio.Task[None] | None = None
@@ -86,6 +88,13 @@ class McpConnection:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def known_tools(self) -> list[McpToolInfo] | None:
+        """The tools of the last listing, this run or (server not listed yet) a previous one;
+        None when the server never listed its tools."""
+        if self.tools is not None:
+            return self.tools
+        return self.keeper.stored(self.name)
 
     def start(self) -> None:
         """Start the owner task (connects in the background)."""
@@ -100,6 +109,11 @@ class McpConnection:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         self._fail_queued("the server was shut down")
+
+    async def wait_listed(self, times: int) -> None:
+        """Return once the server's tools have been listed ``times`` times."""
+        async with self._connected:
+            await self._connected.wait_for(lambda: self.listings >= times)
 
     async def wait_connected(self, times: int = 1) -> None:
         """Return once the server has been connected ``times`` times and is ready."""
@@ -136,6 +150,7 @@ class McpConnection:
             try:
                 async with self._client() as client:
                     await self._list_tools(client)
+                    await self.keeper.listed(self.name, self.tools or [])
                     self.connections += 1
                     failures = 0
                     self.state, self.last_error = "ready", None
@@ -157,17 +172,14 @@ class McpConnection:
     def _client(self) -> contextlib.AbstractAsyncContextManager[Client]:
         spec = self.spec
         if spec.command is not None:
-            params = StdioServerParameters(
-                command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
-            )
-            return Client(params)
-        return _http_client(spec)
+            return _stdio_client(spec, self._on_message)
+        return _http_client(spec, self._on_message)
 
     async def _list_tools(self, client: Client) -> None:
         tools: list[McpToolInfo] = []
         cursor: str | None = None
         while True:
-            listing = await client.list_tools(cursor=cursor)
+            listing = await client.list_tools(cursor=cursor, cache_mode="bypass")
             tools += [
                 McpToolInfo(t.name, t.description or "", dict(t.input_schema))
                 for t in listing.tools
@@ -176,10 +188,41 @@ class McpConnection:
             if not cursor:
                 break
         self.tools = tools
+        self.listings += 1
+        async with self._connected:
+            self._connected.notify_all()
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        """A server notification (pre-2026 servers send ``tools/list_changed`` this way)."""
+        if isinstance(message, ToolListChangedNotification):
+            self._tools_changed.set()
+
+    async def _listen_for_changes(self, client: Client) -> None:
+        """2026 servers announce a changed tool list on a ``subscriptions/listen`` stream."""
+        try:
+            async with client.listen(tools_list_changed=True) as changes:
+                async for _event in changes:
+                    self._tools_changed.set()
+        except ListenNotSupportedError:
+            return  # an older server: its notifications reach _on_message
+        except (SubscriptionLost, MCPError) as exc:
+            log.debug("MCP server %s: change stream ended (%s)", self.name, _cause(exc))
+
+    async def _relist_on_change(self, client: Client) -> None:
+        """List the tools again after each change; sessions take the new list at their next
+        cold point (see :class:`agent.tools.mcp.provider.SessionTools`)."""
+        while True:
+            await self._tools_changed.wait()
+            self._tools_changed.clear()
+            await self._list_tools(client)
+            await self.keeper.listed(self.name, self.tools or [])
+            log.info("MCP server %s changed its tools (%d now)", self.name, len(self.tools or []))
 
     async def _serve(self, client: Client) -> None:
         """Answer calls until the connection is lost (raises :class:`ConnectionLost`)."""
         async with anyio.create_task_group() as calls:
+            calls.start_soon(self._listen_for_changes, client)
+            calls.start_soon(self._relist_on_change, client)
             while True:
                 request = await self._calls.get()
                 if not request.answer.done():
@@ -250,10 +293,27 @@ def _cause(exc: BaseException) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _http_client(spec: McpServerSpec) -> AsyncIterator[Client]:
+async def _stdio_client(
+    spec: McpServerSpec, on_message: MessageHandlerFnT
+) -> AsyncIterator[Client]:
+    assert spec.command is not None
+    params = StdioServerParameters(
+        command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
+    )
+    async with (
+        stderr_logged(spec.name) as errlog,
+        Client(stdio_client(params, errlog=errlog), message_handler=on_message) as client,
+    ):
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def _http_client(spec: McpServerSpec, on_message: MessageHandlerFnT) -> AsyncIterator[Client]:
     assert spec.url is not None
     async with (
         httpx2.AsyncClient(headers=spec.headers, timeout=HTTP_TIMEOUT) as http,
-        Client(streamable_http_client(spec.url, http_client=http)) as client,
+        Client(
+            streamable_http_client(spec.url, http_client=http), message_handler=on_message
+        ) as client,
     ):
         yield client

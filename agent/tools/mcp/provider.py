@@ -12,6 +12,7 @@ from typing import Any
 from agent.tools.mcp.connection import McpConnection, McpToolInfo
 from agent.tools.mcp.results import ERROR_PREFIX
 from agent.tools.mcp.spec import McpServerSpec
+from agent.tools.mcp.tool_lists import ToolListKeeper
 from agent.tools.registry import Tool
 
 log = logging.getLogger(__name__)
@@ -28,25 +29,31 @@ def model_tool_name(server: str, tool: str) -> str:
 
 
 class McpToolProvider:
-    """One server's tools for the sessions' registries (one provider per server per process)."""
+    """One server's tools (one provider per server per process); each session offers them
+    through its own :meth:`for_session` view."""
 
     def __init__(self, connection: McpConnection) -> None:
         self.connection = connection
-        self._tools: list[Tool] | None = None
+        self._source: list[McpToolInfo] | None = None
+        self._tools: list[Tool] = []
 
     @property
     def name(self) -> str:
         return self.connection.name
 
     def tools(self) -> Sequence[Tool]:
-        """The tools of the server's first listing (allow-list applied), kept from then on;
-        none before the server ever listed its tools."""
-        if self._tools is None and self.connection.tools is not None:
+        """The tools of the server's newest listing (allow-list applied); the list kept by a
+        previous run while the server has not listed yet; none before it ever listed."""
+        known = self.connection.known_tools()
+        if known is not self._source:
             spec = self.connection.spec
-            self._tools = [
-                self._tool(info) for info in self.connection.tools if spec.offers(info.name)
-            ]
-        return self._tools or []
+            self._source = known
+            self._tools = [self._tool(info) for info in known or [] if spec.offers(info.name)]
+        return self._tools
+
+    def for_session(self) -> SessionTools:
+        """The server's tools as one session offers them (see :class:`SessionTools`)."""
+        return SessionTools(self)
 
     def _tool(self, info: McpToolInfo) -> Tool:
         async def handler(args: dict[str, Any]) -> str:
@@ -63,12 +70,38 @@ class McpToolProvider:
         return await self.connection.call(tool, args)
 
 
+class SessionTools:
+    """A server's tools as one session offers them: the list taken at the session's last cold
+    point (start, a visit after the cache expired, a compaction), so a ``tools/list_changed``
+    never rewrites the cached prefix mid-visit. A tool the server removed stays listed until
+    then and its calls return an error text; a server that had never listed joins at once."""
+
+    def __init__(self, provider: McpToolProvider) -> None:
+        self._provider = provider
+        self._tools = list(provider.tools())
+
+    def tools(self) -> Sequence[Tool]:
+        if not self._tools:
+            self._tools = list(self._provider.tools())
+        return self._tools
+
+    def refresh(self) -> bool:
+        newest = list(self._provider.tools())
+        changed = [t.schema() for t in newest] != [t.schema() for t in self._tools]
+        self._tools = newest
+        return changed
+
+
 async def start_servers(
-    specs: Sequence[McpServerSpec], wait_seconds: float = STARTUP_WAIT_SECONDS
+    specs: Sequence[McpServerSpec],
+    wait_seconds: float = STARTUP_WAIT_SECONDS,
+    keeper: ToolListKeeper | None = None,
 ) -> list[McpConnection]:
     """Start every server's connection at once and wait (at most ``wait_seconds``) for their
-    first listing; servers not ready by then keep connecting in the background."""
-    connections = [McpConnection(spec) for spec in specs]
+    first listing; servers not ready by then keep connecting in the background. ``keeper``
+    keeps their tool lists across restarts."""
+    keeper = keeper if keeper is not None else ToolListKeeper()
+    connections = [McpConnection(spec, keeper) for spec in specs]
     for connection in connections:
         connection.start()
     if connections:

@@ -4,6 +4,7 @@ host (the agent never reads the configuration or the environment itself)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 60.0
 
@@ -27,6 +28,8 @@ class McpServerSpec:
     """The server's tools offered to the model (None: all)."""
     ask: tuple[str, ...] = ()
     """The server's tools whose calls the user approves first (``"*"``: all)."""
+    admins_only: bool = False
+    """Offered only in sessions the host says are an admin's (``users: admins``)."""
 
     def offers(self, tool: str) -> bool:
         """Whether the allow-list lets ``tool`` through."""
@@ -35,3 +38,12 @@ class McpServerSpec:
     def asks(self, tool: str) -> bool:
         """Whether a call to ``tool`` needs the user's approval."""
         return "*" in self.ask or tool in self.ask
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolInfo:
+    """One tool as the server listed it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]

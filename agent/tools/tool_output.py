@@ -1,0 +1,101 @@
+"""Large tool results: stored whole, the context gets their head and tail with a note, and the
+model pages through the rest with the built-in ``tool_output(ref, page)`` tool.
+
+No tool output is ever lost (the store has all of it), none floods the window (the context
+holds at most about ``max_tokens`` of it). ``tool_output`` is offered from a session's first
+request whenever any tool is, so the tool list (the first part of the cached prefix) never
+changes because a large result came.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent.tokens import count_text_tokens
+from agent.tools.registry import Tool, ToolError
+
+DEFAULT_MAX_TOOL_RESULT_TOKENS = 8000
+"""About 32 KB of text: a whole source file, a long page or a few hundred log lines fit, and a
+result that size costs little (it is re-read from the cache at 0.1x on every later call of the
+visit); larger ones are what flooded peers' windows (logs, whole directories, dumps)."""
+HEAD_SHARE = 0.7
+"""Of the kept part, the head's share; the tail (errors, totals, the end of a log) gets the rest."""
+CHARS_PER_TOKEN = 3
+"""Conservative characters per token for cutting by characters (real text runs near 4)."""
+TOOL_OUTPUT_NAME = "tool_output"
+
+
+class ToolOutputStore(Protocol):
+    """Where a session's large tool results are kept whole (the gateway's store)."""
+
+    async def save_tool_output(self, session_id: int, tool: str, text: str) -> int:
+        """Keep ``text``; returns its id."""
+
+    async def load_tool_output(self, session_id: int, output_id: int) -> str | None:
+        """The kept text, None when the session has no output with that id."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutputs:
+    """One session's large results: :meth:`clip` before a result enters the context, and the
+    ``tool_output`` tool to read the rest."""
+
+    store: ToolOutputStore
+    session_id: int
+    max_tokens: int = DEFAULT_MAX_TOOL_RESULT_TOKENS
+
+    @property
+    def page_chars(self) -> int:
+        return self.max_tokens * CHARS_PER_TOKEN
+
+    async def clip(self, tool: str, text: str) -> str:
+        """``text`` as it is when it fits, else stored whole and given as head, note, tail."""
+        if tool == TOOL_OUTPUT_NAME or len(text) <= self.max_tokens:
+            return text  # a page is cut to size already; no text has more tokens than chars
+        if count_text_tokens(text) <= self.max_tokens:
+            return text
+        ref = await self.store.save_tool_output(self.session_id, tool, text)
+        keep = self.page_chars
+        head, tail = text[: int(keep * HEAD_SHARE)], text[-(keep - int(keep * HEAD_SHARE)) :]
+        pages = math.ceil(len(text) / self.page_chars)
+        note = (
+            f"\n\n[... {len(text) - len(head) - len(tail):,} characters not shown. The whole "
+            f"output ({len(text):,} characters, {pages} pages) is kept as ref {ref}: call "
+            f'tool_output with {{"ref": {ref}, "page": N}} for page N (1 to {pages}).]\n\n'
+        )
+        return head + note + tail
+
+    async def page(self, args: dict[str, Any]) -> str:
+        """The ``tool_output`` tool: one page of a kept output."""
+        try:
+            ref, page = int(args.get("ref", 0)), int(args.get("page", 1))
+        except (TypeError, ValueError):
+            raise ToolError("ref and page must be whole numbers") from None
+        text = await self.store.load_tool_output(self.session_id, ref)
+        if text is None:
+            raise ToolError(f"no kept tool output {ref} in this conversation")
+        pages = max(1, math.ceil(len(text) / self.page_chars))
+        if not 1 <= page <= pages:
+            raise ToolError(f"output {ref} has pages 1 to {pages}")
+        start = (page - 1) * self.page_chars
+        body = text[start : start + self.page_chars]
+        return f"[output {ref}, page {page} of {pages}]\n{body}"
+
+    def tool(self) -> Tool:
+        """The ``tool_output`` tool for the session's registry."""
+        return Tool(
+            TOOL_OUTPUT_NAME,
+            "Read one page of a long tool output that was shortened in the conversation "
+            "(its note gives the ref and the number of pages).",
+            {
+                "type": "object",
+                "properties": {
+                    "ref": {"type": "integer", "description": "the output's ref"},
+                    "page": {"type": "integer", "description": "the page, from 1"},
+                },
+                "required": ["ref", "page"],
+            },
+            self.page,
+        )

@@ -1,0 +1,58 @@
+"""Large tool results against the real store: kept whole, the context gets head, note and
+tail, the model pages through all of it, and only its own session can read it."""
+
+from __future__ import annotations
+
+from agent.tokens import count_text_tokens
+from agent.tools import Tool, ToolRegistry
+from agent.tools.tool_output import ToolOutputs
+from gateway.store import Repository
+
+LIMIT = 1000
+BIG = "\n".join(f"line {n}: the quick brown fox jumps over the lazy dog" for n in range(2000))
+
+
+async def _big(args: dict) -> str:
+    return BIG
+
+
+def registry(repo: Repository, session_id: int) -> ToolRegistry:
+    outputs = ToolOutputs(repo, session_id, LIMIT)
+    tools = ToolRegistry([Tool("dump", "", {"type": "object"}, _big)], clip=outputs.clip)
+    tools.add(outputs.tool())
+    return tools
+
+
+async def test_a_large_result_is_clipped_with_a_ref_and_paged_through_whole(
+    repo: Repository,
+) -> None:
+    session = await repo.get_or_create_session("telegram:1", platform="telegram", chat_id="1")
+    tools = registry(repo, session.id)
+    clipped = await tools.call("dump", {})
+    assert count_text_tokens(clipped) <= LIMIT * 1.2
+    assert clipped.startswith("line 0: ") and clipped.endswith(
+        "line 1999: the quick brown fox jumps over the lazy dog"
+    )
+    assert "is kept as ref 1: call tool_output" in clipped
+    pages = int(clipped.split(" pages)")[0].rsplit("characters, ", 1)[1])
+    read = []
+    for page in range(1, pages + 1):
+        text = await tools.call("tool_output", {"ref": 1, "page": page})
+        header, body = text.split("\n", 1)
+        assert header == f"[output 1, page {page} of {pages}]"
+        read.append(body)
+    assert "".join(read) == BIG, "no tool output is ever lost"
+    assert (await tools.call("tool_output", {"ref": 1, "page": pages + 1})).startswith("Error:")
+
+
+async def test_another_session_cannot_read_the_output(repo: Repository) -> None:
+    first = await repo.get_or_create_session("telegram:1", platform="telegram", chat_id="1")
+    other = await repo.get_or_create_session("telegram:2", platform="telegram", chat_id="2")
+    await registry(repo, first.id).call("dump", {})
+    refused = await registry(repo, other.id).call("tool_output", {"ref": 1, "page": 1})
+    assert refused == "Error: no kept tool output 1 in this conversation"
+
+
+async def test_a_result_that_fits_is_given_as_it_is(repo: Repository) -> None:
+    outputs = ToolOutputs(repo, 1, LIMIT)
+    assert await outputs.clip("dump", "small") == "small"
