@@ -326,8 +326,9 @@ async def test_a_job_made_in_a_group_is_its_makers_and_answers_in_the_group(
     assert len(answers_to(telegram, STRETCH, user=group)) == 1
 
 
-FIRES_WITHIN = timedelta(seconds=2)
-"""How close to its time a job runs on the machine's clock (no rounding to the minute)."""
+FIRES_WITHIN = timedelta(seconds=10)
+"""How close to its time a job runs on the machine's clock: seconds, not the next minute (a
+bound against a sleep that never woke or rounding, generous for a loaded machine)."""
 
 
 async def test_on_the_machines_clock_a_job_runs_within_seconds_of_its_time(
