@@ -55,7 +55,7 @@ async def test_tools_lists_the_chats_tools_by_server_with_approval_and_state(
             await gateway.stop(grace_seconds=2.0)
     lines = tools.splitlines()
     assert lines[0] == "Tools in this chat:"
-    assert lines[1] == "built-in: calculator, current_time, memory, tool_output"
+    assert lines[1] == "built-in: calculator, current_time, memory, recall, schedule, tool_output"
     assert lines[2] == (
         "notes (ready): fail, huge, picture, read, retool, slow, write (asks first)"
     )
