@@ -219,6 +219,7 @@ class _Pages:
             letters=await self.ctx.repo.list_dead_letters(),
             quarantined=await self.ctx.repo.count_dead_letters(),
             failed=await self.ctx.repo.failed_inbound(),
+            jobs=await self.ctx.repo.all_pending_jobs(),
             message=request.query_params.get("done", ""),
         )
 

@@ -412,6 +412,8 @@ class DashboardStore(Protocol):
 
     async def schema_revisions(self) -> frozenset[str] | None: ...
 
+    async def all_pending_jobs(self, limit: int = ...) -> list[JobRecord]: ...
+
 
 McpToolListStore = ToolListStore
 """The MCP servers' kept tool lists (``load_mcp_tool_lists``, ``save_mcp_tool_list``): the

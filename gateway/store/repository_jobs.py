@@ -104,6 +104,17 @@ class JobQueries(RepositoryBase):
             row = await session.get(JobRow, job_id)
             return _record(row) if row is not None else None
 
+    async def all_pending_jobs(self, limit: int = 200) -> list[JobRecord]:
+        """Every user's pending jobs, soonest first (the operators' page)."""
+        query = (
+            select(JobRow)
+            .where(JobRow.status == JOB_PENDING)
+            .order_by(JobRow.next_run_at, JobRow.id)
+            .limit(limit)
+        )
+        async with self._reading() as session:
+            return [_record(row) for row in (await session.scalars(query)).all()]
+
     async def pending_jobs(self, platform: str, user_id: str) -> list[JobRecord]:
         """The user's pending jobs, soonest first."""
         query = (

@@ -11,6 +11,7 @@ import re
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -29,6 +30,7 @@ from gateway.reports.usage import policy_savings, spend
 from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
 from gateway.store.db import open_store
+from gateway.store.job_records import NewJob
 from gateway.store.repository import Repository
 from gateway.users.access import day_start, month_start, usage_window
 from sandbox.anthropic_api import AnthropicEmulator
@@ -301,3 +303,39 @@ async def test_operations_shows_quarantined_updates_and_deletes_one_with_csrf(
     assert without.status_code == 403 and kept == 1
     assert deleted.status_code == 303 and left == 0
     assert again.status_code == 404
+
+
+async def test_operations_lists_every_users_pending_jobs_and_not_the_finished_ones(
+    night: Config,
+) -> None:
+    async with dashboard(night) as (client, repo):
+        due = datetime(2030, 1, 7, 6, 0, tzinfo=UTC)
+        daily = await repo.add_job(
+            job_for("42", "Summarise the overnight news", "0 7 * * *", due), max_per_user=10
+        )
+        once = await repo.add_job(job_for("77", "Water the plants", None, due), max_per_user=10)
+        await repo.cancel_job("telegram", "77", once.id)
+        await _login(client)
+        html = (await client.get("/operations")).text
+
+    assert f'data-job="{daily.id}"' in html
+    assert "0 7 * * * (Europe/Berlin)" in html and "2030-01-07 06:00:00" in html
+    assert "Summarise the overnight news" in html
+    assert f'data-job="{once.id}"' not in html  # cancelled: no longer pending
+
+
+def job_for(user_id: str, prompt: str, cron: str | None, due: datetime) -> NewJob:
+    """A job of ``user_id`` in their private Telegram chat."""
+    return NewJob(
+        platform="telegram",
+        user_id=user_id,
+        chat_id=user_id,
+        thread_id=None,
+        chat_type="private",
+        session_key=f"telegram:{user_id}",
+        prompt=prompt,
+        kind="cron" if cron else "once",
+        cron=cron,
+        time_zone="Europe/Berlin",
+        next_run_at=due,
+    )
