@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from gateway.dashboard.metrics import EPOCH, metrics_text
 from gateway.dashboard.overview import CHART_DAYS, build_overview, per_day
 from gateway.reports.usage import BUCKET_LABELS, policy_savings, spend
 from gateway.store.ports import DashboardStore
-from gateway.store.records import UsageTotals
+from gateway.store.records import CompactionRecord, UsageTotals
 from gateway.users.access import day_start, usage_window
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -161,6 +162,9 @@ class _Pages:
             session=record,
             messages=await self.ctx.repo.all_messages(session_id),
             compactions=compactions,
+            summary_costs=summary_cost_per_compaction(
+                compactions, await self.ctx.repo.summary_costs(session_id)
+            ),
             totals=sum((g.totals for g in groups), UsageTotals()),
             costs=spend(groups, self.ctx.main),
             savings=policy_savings(compactions),
@@ -236,6 +240,23 @@ class _Pages:
     async def metrics(self, request: Request) -> Response:
         body = await metrics_text(self.ctx.repo, self.ctx.main, self.ctx.daemon_metrics)
         return Response(body, media_type=PROMETHEUS_CONTENT_TYPE)
+
+
+def summary_cost_per_compaction(
+    compactions: Sequence[CompactionRecord], costs: Sequence[tuple[datetime, float]]
+) -> dict[int, float]:
+    """Each compaction's summary spend by its id: the summary calls since the previous
+    compaction up to its own time (a summary that was dropped is paid by the next one)."""
+    spent: dict[int, float] = {}
+    calls = iter(costs)
+    pending = next(calls, None)
+    for compaction in sorted(compactions, key=lambda c: (c.created_at, c.id)):
+        total = 0.0
+        while pending is not None and pending[0] <= compaction.created_at:
+            total += pending[1]
+            pending = next(calls, None)
+        spent[compaction.id] = total
+    return spent
 
 
 def create_app(context: DashboardContext) -> Starlette:

@@ -414,6 +414,8 @@ class DashboardStore(Protocol):
 
     async def all_pending_jobs(self, limit: int = ...) -> list[JobRecord]: ...
 
+    async def summary_costs(self, session_id: int) -> list[tuple[datetime, float]]: ...
+
 
 McpToolListStore = ToolListStore
 """The MCP servers' kept tool lists (``load_mcp_tool_lists``, ``save_mcp_tool_list``): the

@@ -176,6 +176,18 @@ class DashboardQueries(RepositoryBase):
             rows = (await session.scalars(query)).all()
         return [compaction_record(row) for row in rows]
 
+    async def summary_costs(self, session_id: int) -> list[tuple[datetime, float]]:
+        """(time, cost) of each summary call of a session, oldest first: the spend behind its
+        compactions (a compaction's summary is paid just before the compaction is stored)."""
+        query = (
+            select(ApiUsageRow.created_at, ApiUsageRow.cost_usd)
+            .where(ApiUsageRow.session_id == session_id, ApiUsageRow.purpose == "compression")
+            .order_by(ApiUsageRow.created_at, ApiUsageRow.id)
+        )
+        async with self._reading() as session:
+            rows = (await session.execute(query)).all()
+        return [(row[0], float(row[1])) for row in rows]
+
     async def failed_inbound(self, limit: int = 100) -> list[InboundRecord]:
         """The newest received messages whose handling failed, with the reason."""
         query = (

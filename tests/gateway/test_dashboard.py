@@ -183,6 +183,7 @@ async def test_sessions_page_searches_and_a_session_shows_its_compactions(night:
         compactions = await repo.list_compactions(alice.id)
         messages = await repo.all_messages(alice.id)
         totals = await repo.usage_totals(alice.id)
+        summary_calls = await repo.summary_costs(alice.id)
         missing = await client.get("/sessions/9999")
 
     assert f'data-session="{alice.id}"' in page and f"${alice.cost_usd:.4f}" in page
@@ -206,6 +207,11 @@ async def test_sessions_page_searches_and_a_session_shows_its_compactions(night:
     day_costs = re.findall(r'id="session-days".*?</table>', session_html, re.S)[0]
     shown = re.findall(r'class="num cost">\$([0-9.]+)<', day_costs)
     assert shown and abs(sum(map(float, shown)) - totals.cost_usd) < 1e-3
+    summary_cells = re.findall(r'class="num summary-cost">\$([0-9.]+)<', session_html)
+    assert len(summary_cells) == len(compactions)
+    assert summary_calls and sum(map(float, summary_cells)) > 0
+    paid_before_last = sum(cost for at, cost in summary_calls if at <= compactions[-1].created_at)
+    assert abs(sum(map(float, summary_cells)) - paid_before_last) < 1e-3
     assert missing.status_code == 404
 
 
