@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gateway.store import Repository, default_database_url, open_store
+from gateway.store.db import default_database_url, open_store
+from gateway.store.repository import Repository
 
 COMMANDS: dict[str, tuple[list[str], float]] = {
     "--help": (["--help"], 0.3),

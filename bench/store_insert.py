@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gateway.store import Repository, default_database_url, open_store
+from gateway.store.db import default_database_url, open_store
+from gateway.store.repository import Repository
 
 DEFAULT_ROWS = 10_000
 MESSAGE_TEXT = "A typical chat line of a couple of hundred characters, with unicode: ü 東京 🌍. "

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.store import Repository, Store, open_store
+from gateway.store.db import Store, open_store
+from gateway.store.repository import Repository
 from tests.store.pg import PostgresServer, postgres_server
 
 

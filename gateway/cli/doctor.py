@@ -22,7 +22,8 @@ def _secret_check(env_name: str, what: str) -> tuple[str, str]:
 async def _store_checks(url: str) -> list[tuple[str, str]]:
     """A write that changes nothing, and how many updates were quarantined (a warning when
     any: someone should look at them)."""
-    from gateway.store import Repository, open_store
+    from gateway.store.db import open_store
+    from gateway.store.repository import Repository
 
     store = await open_store(url)
     try:

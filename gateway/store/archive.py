@@ -29,9 +29,8 @@ from agent.engines.message_archive import (
     SkipHit,
     SkipRecord,
 )
-from gateway.store import engine_records
 from gateway.store.db import Store
-from gateway.store.engine_records import RecordTables
+from gateway.store.engine_records import RecordTables, read_records, search_records, write_records
 from gateway.store.records import MessageRecord
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.repository_messages import message_record
@@ -135,9 +134,7 @@ class StoreArchive(RepositoryBase):
         """The rows of an engine's own table that ``query`` asks for (beside the writer)."""
         tables = self._record_tables
         async with self._store.engine.connect() as connection:
-            return await connection.run_sync(
-                lambda sync: engine_records.read_records(sync, tables, query)
-            )
+            return await connection.run_sync(lambda sync: read_records(sync, tables, query))
 
     async def search_records(
         self, search: RecordSearch, skip: SkipRecord | None = None
@@ -147,7 +144,7 @@ class StoreArchive(RepositoryBase):
         for match in search_attempts(search.query, self.dialect_name):
 
             def run(sync: Connection, match: str = match) -> list[Record]:
-                return engine_records.search_records(sync, tables, search, match)
+                return search_records(sync, tables, search, match)
 
             async with self._store.engine.connect() as connection:
                 rows = await connection.run_sync(run)
@@ -159,7 +156,7 @@ class StoreArchive(RepositoryBase):
     async def write_records(self, *changes: RecordChange) -> list[list[int]]:
         """Apply ``changes`` in one job of the store's next group commit; the inserted ids."""
         tables = self._record_tables
-        return await self._write(lambda sync: engine_records.write_records(sync, tables, changes))
+        return await self._write(lambda sync: write_records(sync, tables, changes))
 
 
 def archived(record: MessageRecord) -> ArchivedMessage:

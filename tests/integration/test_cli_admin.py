@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 from gateway.messages.quarantine import DeadLetter
-from gateway.store import Repository, open_store
+from gateway.store.db import open_store
+from gateway.store.repository import Repository
 from tests.integration.conftest import run_cli, write_config
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from gateway.store import open_store
+from gateway.store.db import open_store
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.anthropic_replies import Reply
 from tests.integration.conftest import run_cli, write_config

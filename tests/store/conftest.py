@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.store import Repository, Store, default_database_url, open_store
+from gateway.store.db import Store, default_database_url, open_store
+from gateway.store.repository import Repository
 
 
 @pytest.fixture

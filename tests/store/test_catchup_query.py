@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.store import Repository
+from gateway.store.repository import Repository
 
 DM_CHAT = "700000000000000030"
 GUILD_CHAT = "700000000000000010"

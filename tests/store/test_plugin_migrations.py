@@ -12,8 +12,14 @@ from alembic import command
 from sqlalchemy import Connection, inspect, text
 
 from agent.engines.plugin_migrations import PluginMigrations, find_plugin_migrations
-from gateway.store import Repository, open_store
-from gateway.store.db import PROJECT_ROOT, alembic_config, create_store_engine, store_plugins
+from gateway.store.db import (
+    PROJECT_ROOT,
+    alembic_config,
+    create_store_engine,
+    open_store,
+    store_plugins,
+)
+from gateway.store.repository import Repository
 from tests.lcm.test_lcm_engine import build, compact, good_model, new_session
 
 T = TypeVar("T")

@@ -17,7 +17,8 @@ from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 
 from agent.types import CompactionResult, EngineState, Usage
-from gateway.store import Repository, open_store, upgrade_database
+from gateway.store.db import open_store, upgrade_database
+from gateway.store.repository import Repository
 from gateway.store.tables import include_core_object, metadata
 
 

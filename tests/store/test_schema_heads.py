@@ -7,8 +7,7 @@ from pathlib import Path
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 
-from gateway.store import open_store
-from gateway.store.db import VERSION_LOCATIONS, alembic_config, create_store_engine
+from gateway.store.db import VERSION_LOCATIONS, alembic_config, create_store_engine, open_store
 from gateway.store.schema_heads import is_at_head, script_heads
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from gateway.store import Repository
 from gateway.store.locations import sqlite_path
+from gateway.store.repository import Repository
 from gateway.store.sqlite_listing import quick_session_list
 
 

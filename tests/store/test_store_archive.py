@@ -21,8 +21,9 @@ from agent.engines.message_archive import (
     RowsOf,
     UpdateRows,
 )
-from gateway.store import Repository, Store
 from gateway.store.archive import StoreArchive
+from gateway.store.db import Store
+from gateway.store.repository import Repository
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from agent.attachments import AttachmentRef, attachment_part, message_attachments
 from gateway.media.blobs import BlobStore, hydrate_context
-from gateway.store import Repository
+from gateway.store.repository import Repository
 from gateway.store.tables import AttachmentRow
 
 PHOTO = b"\x89PNG fake photo bytes" * 100

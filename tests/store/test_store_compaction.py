@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from agent.types import CompactionResult, EngineState
-from gateway.store import Repository, open_store
+from gateway.store.db import open_store
+from gateway.store.repository import Repository
 
 
 @dataclass(frozen=True, slots=True)

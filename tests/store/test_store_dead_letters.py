@@ -8,7 +8,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from gateway.messages.quarantine import DeadLetter
-from gateway.store import Repository
+from gateway.store.repository import Repository
 from gateway.store.tables import DeadLetterRow
 
 POISON = {"update_id": 500000007, "message": {"text": "bad \ud800 and \x00 inside", "chat": None}}

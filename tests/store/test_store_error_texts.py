@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import text as sql
 from sqlalchemy.exc import SQLAlchemyError
 
-from gateway.store import Repository
+from gateway.store.repository import Repository
 
 
 async def test_a_database_error_never_quotes_the_values_of_its_statement(repo: Repository) -> None:

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from agent.types import CompactionResult, Usage
-from gateway.store import NotFoundError, Repository, open_store
+from gateway.store.db import open_store
+from gateway.store.repository import NotFoundError, Repository
 
 
 async def record(repo: Repository, message_id: str, text: str = "hello") -> bool:

@@ -12,8 +12,8 @@ from agent.tools import ToolRegistry
 from gateway.config.schema import JobsSettings
 from gateway.jobs.board import JobBoard
 from gateway.jobs.schedule_tool import JobOrigin, schedule_tool
-from gateway.store import Repository
 from gateway.store.job_records import NewJob, job_run_id
+from gateway.store.repository import Repository
 from gateway.store.repository_jobs import TooManyJobsError
 
 DUE = datetime(2026, 12, 5, 7, 0, tzinfo=UTC)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.tools.mcp import McpToolInfo
-from gateway.store import Repository
+from gateway.store.repository import Repository
 
 READ = McpToolInfo("read", "Read a note.", {"type": "object", "required": ["name"]})
 WRITE = McpToolInfo("write", "Write a note.", {"type": "object"})

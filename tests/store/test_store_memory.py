@@ -7,7 +7,7 @@ import pytest
 from agent.memory import MemoryOwner
 from agent.tools import ToolRegistry
 from agent.tools.memory_tool import memory_tool
-from gateway.store import Repository
+from gateway.store.repository import Repository
 from gateway.store.repository_base import NotFoundError
 
 ALICE = MemoryOwner("user", "telegram", "7")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.store import Repository, Store, open_store
+from gateway.store.db import Store, open_store
+from gateway.store.repository import Repository
 
 WRITERS = 20
 TURNS = 3

@@ -15,8 +15,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import Connection
 
-from gateway.store import Repository, default_database_url, open_store, upgrade_database
-from gateway.store.db import alembic_config
+from gateway.store.db import alembic_config, default_database_url, open_store, upgrade_database
+from gateway.store.repository import Repository
 from gateway.store.tables import include_core_object, metadata
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent.memory import MemoryOwner
 from agent.tools import ToolRegistry
 from agent.tools.recall_tool import recall_tool
-from gateway.store import Repository
+from gateway.store.repository import Repository
 
 ALICE = MemoryOwner("user", "telegram", "7")
 BOB = MemoryOwner("user", "telegram", "8")

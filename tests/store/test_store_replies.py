@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.store import NotFoundError, Repository
 from gateway.store.records import InboundLink
+from gateway.store.repository import NotFoundError, Repository
 
 
 async def record(repo: Repository, message_id: str, text: str = "hello") -> None:

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from gateway.store import NotFoundError, Repository, Store
+from gateway.store.db import Store
+from gateway.store.repository import NotFoundError, Repository
 from gateway.store.tables import SessionRow, utcnow
 
 

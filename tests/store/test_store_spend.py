@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent.types import CompactionResult, Usage
-from gateway.store import Repository
+from gateway.store.repository import Repository
 
 
 async def _spend_round_trip(repo: Repository) -> None:

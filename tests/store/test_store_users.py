@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agent.types import Usage
-from gateway.store import Repository
+from gateway.store.repository import Repository
 from gateway.store.tables import utcnow
 
 

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 from sqlalchemy import Connection, text
 
-from gateway.store import Repository, Store, open_store
+from gateway.store.db import Store, open_store
+from gateway.store.repository import Repository
 
 
 async def record(repo: Repository, message_id: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent.tokens import count_text_tokens
 from agent.tools import Tool, ToolRegistry
 from agent.tools.tool_output import ToolOutputs
-from gateway.store import Repository
+from gateway.store.repository import Repository
 
 LIMIT = 1000
 BIG = "\n".join(f"line {n}: the quick brown fox jumps over the lazy dog" for n in range(2000))
