@@ -49,6 +49,7 @@ from tests.gateway.test_mcp_tools import PID_ENV, mcp_config
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
+BROWSER_GUARD_SECONDS = 60
 MISSING_BROWSER = "install Debian's chromium and chromium-driver (./dev.sh test does)"
 ARTEFACTS_ENV = "HERMES_TEST_ARTEFACTS"
 
@@ -98,6 +99,9 @@ def browser(tmp_path: Path) -> Any:
     from selenium.webdriver.chrome.service import Service
 
     driver = webdriver.Chrome(options=options, service=Service(DRIVER))
+    # A guard against a browser that hangs (never a measurement): fail, don't stall the suite.
+    driver.set_page_load_timeout(BROWSER_GUARD_SECONDS)
+    driver.set_script_timeout(BROWSER_GUARD_SECONDS)
     driver.set_window_size(1200, 1600)
     try:
         yield driver
