@@ -97,10 +97,13 @@ class SessionContext:
         await self.apply(result)
         return result
 
-    async def apply(self, result: CompactionResult) -> None:
+    async def apply(self, result: CompactionResult, *, refresh_prefix: bool | None = None) -> None:
         """Persist ``result``, make its messages the context (in place) and take its size as
         the prompt's until the next response reports the real one. Its durable facts are
-        kept first, so the fresh system prompt's memory snapshot already holds them."""
+        kept first, so the fresh system prompt's memory snapshot already holds them. Without
+        ``refresh_prefix`` (default: for every trigger but ``prune``, which keeps the cached
+        prefix up to the first cleared output) the system prompt and tool list stay as they
+        are."""
         note_stored_ids(unstored(result.messages), await self.recorder.record_compaction(result))
         self.messages[:] = result.messages
         self.provider_session.reset()
@@ -108,7 +111,8 @@ class SessionContext:
         self._untold.append(result)
         if result.durable_facts and self.keep_facts is not None:
             await self.keep_facts(result.durable_facts)
-        await self.refresh_system_prompt()  # the prefix is rewritten anyway
+        if refresh_prefix if refresh_prefix is not None else result.trigger != "prune":
+            await self.refresh_system_prompt()  # the prefix is rewritten anyway
 
     async def refresh_system_prompt(self) -> bool:
         """Take a fresh snapshot of the system prompt (memory included) into the context.

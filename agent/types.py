@@ -172,10 +172,13 @@ class IncompleteResponseError(ProviderError):
     """The model's answer ended before it was complete (a stream cut off before its end)."""
 
 
-CompactionTrigger = Literal["agent", "hygiene", "manual", "emergency", "cold_start", "idle"]
+CompactionTrigger = Literal[
+    "agent", "hygiene", "manual", "emergency", "cold_start", "idle", "prune"
+]
 """Why a compaction ran: the agent's threshold, the gateway's hygiene, ``/compress``, a
 prompt-too-long error, or the context policy (``cold_start``: a message after the cache
-expired; ``idle``: in the background once the cache expired)."""
+expired; ``idle``: in the background once the cache expired; ``prune``: at a new message, the
+tool outputs of earlier turns cleared without a summary, when that pays)."""
 COLD_TRIGGERS: tuple[CompactionTrigger, ...] = ("cold_start", "idle")
 """The context policy's triggers: the cache is cold, so the whole prompt is rewritten anyway."""
 CompactionOutcome = Literal["summarized", "chunked", "fallback", "pruned_only", "skipped"]

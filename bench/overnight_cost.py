@@ -18,8 +18,18 @@ prompts over the window, and, in a second pass on the first conversations with a
 that takes 10 s, how long the user waits for a reply when a compaction is involved. Exit status
 1 when anything was lost, refused or over the window.
 
+``--workload tools`` replays tool-heavy sessions instead (:mod:`bench.tool_transcripts`: an
+assistant reading files, running commands and fetching pages through an MCP server, outputs of
+500 to 30,000 tokens, a few to 40 calls a visit). There the anchor also keeps a tool result
+whole in the context up to ``ANCHOR_TOOL_RESULT_TOKENS`` (the 50,000-character cut peers and
+this daemon had before large results were kept aside), and prunes old outputs in its phase 1
+as the compressor does; ``new`` keeps results over ``agent.max_tool_result_tokens`` aside.
+The tables add the largest prompt sent, the tool calls made and the page reads of shortened
+results.
+
     python -m bench.overnight_cost              # the full set: 10 conversations, ~3,000 turns
     python -m bench.overnight_cost --quick      # a small set, a minute or two
+    python -m bench.overnight_cost --workload tools [--quick]
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from typing import Any
 
 from bench.gateway_load import percentiles
 from bench.overnight_replay import MAIN_MODEL, PolicyRun, ReplayResult, replay
+from bench.tool_transcripts import ToolTranscriptSpec, generate_tools
 from bench.transcripts import TranscriptSet, TranscriptSpec, generate
 from gateway.config.schema import CompressionSettings, PromptCachingSettings
 from gateway.runtime import event_loop
@@ -53,6 +64,9 @@ DEFAULT_WORKERS = min(3, os.cpu_count() or 1)
 ANCHOR = "anchor"
 ANCHOR_85 = "anchor-85"
 NEW = "new"
+CHAT, TOOLS = "chat", "tools"
+ANCHOR_TOOL_RESULT_TOKENS = 12_500
+"""The anchor keeps a tool result whole up to about 50,000 characters (4 a token)."""
 
 Overrides = dict[str, Any]
 
@@ -64,7 +78,7 @@ def _supported(settings: type[Any], key: str) -> bool:
 def anchor_overrides(window: int, threshold: float = 0.50) -> Overrides:
     """The anchor policy in this daemon's config keys (those it has)."""
     compression: dict[str, Any] = {"threshold": threshold}
-    for key in ("cold_start", "idle", "threshold_in_background"):
+    for key in ("cold_start", "idle", "threshold_in_background", "prune_tail"):
         if _supported(CompressionSettings, key):
             compression[key] = "off"
     return {
@@ -177,10 +191,20 @@ async def run_jobs(
         return list(await asyncio.gather(*running))
 
 
-def cost_jobs(windows: tuple[int, ...], policies: tuple[str, ...]) -> list[ReplayJob]:
+def policy_run(policy: str, window: int, tools: bool) -> PolicyRun:
+    """``policy`` at ``window``; on a tool-heavy set the anchors keep results up to their cut."""
+    overrides = POLICIES[policy](window)
+    if tools and policy != NEW:
+        overrides = {**overrides, "agent": {"max_tool_result_tokens": ANCHOR_TOOL_RESULT_TOKENS}}
+    return PolicyRun(policy, window, overrides)
+
+
+def cost_jobs(
+    windows: tuple[int, ...], policies: tuple[str, ...], tools: bool = False
+) -> list[ReplayJob]:
     """One cost replay per policy and window (anchor-85 only where it differs from anchor)."""
     return [
-        ReplayJob(PolicyRun(policy, window, POLICIES[policy](window)))
+        ReplayJob(policy_run(policy, window, tools))
         for window in windows
         for policy in policies
         if not (policy == ANCHOR_85 and window >= ANCHOR_RAISED_THRESHOLD_BELOW)
@@ -188,11 +212,15 @@ def cost_jobs(windows: tuple[int, ...], policies: tuple[str, ...]) -> list[Repla
 
 
 def latency_jobs(
-    windows: tuple[int, ...], policies: tuple[str, ...], conversations: int, delay: float
+    windows: tuple[int, ...],
+    policies: tuple[str, ...],
+    conversations: int,
+    delay: float,
+    tools: bool = False,
 ) -> list[ReplayJob]:
     """The slow-summary replays of the anchor and the new policy on the first conversations."""
     return [
-        ReplayJob(PolicyRun(policy, window, POLICIES[policy](window)), delay, conversations)
+        ReplayJob(policy_run(policy, window, tools), delay, conversations)
         for window in windows
         for policy in (ANCHOR, NEW)
         if policy in policies and conversations
@@ -215,8 +243,9 @@ async def run_bench(
     """
     report = BenchReport(transcripts)
     started = time.perf_counter()
-    report.costs = await run_jobs(transcripts, cost_jobs(windows, policies), workers)
-    slow = latency_jobs(windows, policies, latency_conversations, summary_delay)
+    tools = transcripts.tool_calls > 0
+    report.costs = await run_jobs(transcripts, cost_jobs(windows, policies, tools), workers)
+    slow = latency_jobs(windows, policies, latency_conversations, summary_delay, tools)
     report.latency = await run_jobs(transcripts, slow, len(slow) if workers > 1 else 1)
     report.wall_seconds = time.perf_counter() - started
     return report
@@ -256,12 +285,19 @@ def cost_lines(report: BenchReport, window: int) -> list[str]:
         models = ", ".join(sorted(result.summary_models)) or "-"
         lines.append(
             f"  {result.run.policy:<10} lost {result.lost}, invalid requests "
-            f"{result.invalid_requests}, over the window {result.over_window}, summary "
+            f"{result.invalid_requests}, over the window {result.over_window}, largest prompt "
+            f"{result.largest_prompt:,}, {_tool_part(result)}summary "
             f"requests {result.summary_requests} by {models} (without the previous summary "
             f"{result.summaries_without_previous}), compactions: {compactions or 'none'}; "
             f"{result.requests} requests, {result.wall_seconds:.0f} s"
         )
     return lines
+
+
+def _tool_part(result: ReplayResult) -> str:
+    if not result.tool_calls:
+        return ""
+    return f"tool calls {result.tool_calls} (page reads {result.page_reads}), "
 
 
 def latency_lines(report: BenchReport) -> list[str]:
@@ -326,6 +362,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--quick", action="store_true", help="a small set (3 conversations)")
     parser.add_argument(
+        "--workload",
+        choices=(CHAT, TOOLS),
+        default=CHAT,
+        help="chat sessions, or tool-heavy sessions through an MCP server",
+    )
+    parser.add_argument(
         "--windows", type=int, nargs="+", default=list(WINDOWS), help="context windows"
     )
     parser.add_argument("--policies", nargs="+", choices=list(POLICIES), default=list(POLICIES))
@@ -345,11 +387,15 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
     os.environ.setdefault("no_proxy", "127.0.0.1,localhost")
     logging.basicConfig(level=logging.WARNING)
-    spec = TranscriptSpec.quick() if args.quick else TranscriptSpec()
     latency = args.latency_conversations
     if latency is None:
         latency = 1 if args.quick else LATENCY_CONVERSATIONS
-    transcripts = generate(args.seed, spec)
+    if args.workload == TOOLS:
+        tool_spec = ToolTranscriptSpec.quick() if args.quick else ToolTranscriptSpec()
+        transcripts = generate_tools(args.seed, tool_spec)
+    else:
+        chat_spec = TranscriptSpec.quick() if args.quick else TranscriptSpec()
+        transcripts = generate(args.seed, chat_spec)
     report = event_loop.run(
         run_bench(
             transcripts,

@@ -12,12 +12,19 @@ replay waits until the daemon is quiet (the session's turn closed, no model requ
 e.g. a compaction in the background), as it would be 20 s later when the next message comes;
 then the clock moves to the next message's time. Each request the emulator answered is
 attributed to the message in flight when it arrived.
+
+A tool-heavy set (:mod:`bench.tool_transcripts`) runs the workbench MCP server
+(:mod:`sandbox.mcp_workbench`) as the daemon's stdio child, configured as a user would, and the
+scripted model calls its tools step by step before each reply: every result passes through the
+real MCP client, the daemon's result handling and its context machinery.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -28,7 +35,8 @@ from typing import Any
 from bench.gateway_load import MODEL_KEY_ENV, TELEGRAM_TOKEN_ENV
 from bench.overnight_costs import CostBreakdown, breakdown, is_summary
 from bench.overnight_model import ScriptedModel, summary_references
-from bench.transcripts import TranscriptSet, Turn
+from bench.tool_transcripts import world
+from bench.transcripts import WORKBENCH, TranscriptSet, Turn
 from gateway.config.schema import parse_config
 from gateway.runtime.app import App, open_app
 from gateway.runtime.gateway import Gateway
@@ -50,6 +58,9 @@ REPLY_PREFIX_CHARS = 40
 """A sent message starting like the scripted reply is the reply (the rest are notices)."""
 STOP_GRACE_SECONDS = 10.0
 TOO_LONG_PREFIX = "prompt is too long"
+CHECKOUT = Path(__file__).resolve().parents[1]
+"""Where ``python -m sandbox.mcp_workbench`` runs (the emulators are not installed)."""
+MCP_READY_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,11 @@ class ReplayResult:
     invalid_requests: int = 0
     """Requests the emulator refused with a 400 (over-window prompts included)."""
     over_window: int = 0
+    largest_prompt: int = 0
+    """The largest prompt the model was sent (tokens: uncached, cache reads and writes)."""
+    tool_calls: int = 0
+    """Tool calls the model made (page reads of shortened results included)."""
+    page_reads: int = 0
     summary_requests: int = 0
     summary_models: set[str] = field(default_factory=set)
     summaries_without_previous: int = 0
@@ -102,8 +118,10 @@ def replay_config(
     anthropic: AnthropicEmulator,
     system_prompt: str,
     run: PolicyRun,
+    world_file: Path | None = None,
 ) -> dict[str, Any]:
-    """The daemon's config for one replay (before parsing), the policy's overrides merged."""
+    """The daemon's config for one replay (before parsing), the policy's overrides merged;
+    with ``world_file``, the workbench MCP server serving it."""
     config: dict[str, Any] = {
         "model": {
             "name": MAIN_MODEL,
@@ -129,6 +147,16 @@ def replay_config(
         },
         "logging": {"level": "WARNING"},
     }
+    if world_file is not None:
+        config["mcp"] = {
+            "servers": {
+                WORKBENCH: {
+                    "command": sys.executable,
+                    "args": ["-m", "sandbox.mcp_workbench", str(world_file)],
+                    "cwd": str(CHECKOUT),
+                }
+            }
+        }
     return merge(config, run.overrides)
 
 
@@ -166,7 +194,7 @@ class _Replayer:
         """One message: clock to its time, push, wait for the reply, then for quiet."""
         chat_id = FIRST_CHAT_ID + turn.conversation
         self._attribute_requests(previous_visit_start=None)
-        self.model.expect(turn.conversation, turn.reply)
+        self.model.expect(turn.conversation, turn.reply, turn=turn.index, steps=turn.steps)
         self.anthropic.clock.advance_to(turn.sent_at)
         summaries_before = len(self.model.summaries.requests)
         seen = len(self.telegram.sent_messages(chat_id))
@@ -260,6 +288,12 @@ async def check_store(
 def _count_requests(anthropic: AnthropicEmulator, result: ReplayResult) -> None:
     result.requests = len(anthropic.requests)
     for record in anthropic.requests:
+        usage = record.usage or {}
+        prompt = sum(
+            int(usage.get(key, 0))
+            for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        )
+        result.largest_prompt = max(result.largest_prompt, prompt)
         if is_summary(record, MAIN_MODEL):
             result.summary_models.add(record.model)
         if record.status == 400:
@@ -268,6 +302,21 @@ def _count_requests(anthropic: AnthropicEmulator, result: ReplayResult) -> None:
                 result.over_window += 1
         elif record.status != 200:
             result.problems.append(f"model request failed: {record.status} {record.error_type}")
+
+
+def _world_file(home: Path, transcripts: TranscriptSet) -> Path | None:
+    """The workbench server's world, written to ``home`` (None: the set calls no tools)."""
+    if not any(turn.steps for turn in transcripts.timeline):
+        return None
+    path = home / "workbench-world.json"
+    path.write_text(json.dumps(world(transcripts)))
+    return path
+
+
+async def _tools_ready(app: App) -> None:
+    """Wait until every MCP server listed its tools (a replay starts with the tools offered)."""
+    for provider in app.services.tool_providers:
+        await asyncio.wait_for(provider.connection.wait_connected(), MCP_READY_SECONDS)
 
 
 async def replay(
@@ -294,8 +343,12 @@ async def replay(
         os.environ[TELEGRAM_TOKEN_ENV] = telegram.token
         os.environ[MODEL_KEY_ENV] = "bench-key"
         with tempfile.TemporaryDirectory(prefix="hermes-overnight-") as home:
-            raw = replay_config(Path(home), telegram, api, transcripts.system_prompt, run)
-            async with open_app(parse_config(raw)) as app:
+            world_file = _world_file(Path(home), transcripts)
+            raw = replay_config(
+                Path(home), telegram, api, transcripts.system_prompt, run, world_file
+            )
+            async with open_app(parse_config(raw), with_tools=world_file is not None) as app:
+                await _tools_ready(app)
                 gateway = Gateway(app)
                 await gateway.start()
                 replayer = _Replayer(gateway, telegram, api, model, result)
@@ -310,6 +363,7 @@ async def replay(
         result.tokens_by_model = dict(api.stats.by_model)
         result.costs = breakdown(api.requests, replayer.request_at_visit_start, MAIN_MODEL)
     result.summary_requests = len(model.summaries.requests)
+    result.tool_calls, result.page_reads = model.tool_uses, model.page_reads
     result.summaries_without_previous = model.summaries.missing_previous(applied)
     result.wall_seconds = time.perf_counter() - started
     return result

@@ -98,9 +98,35 @@ class TranscriptSpec:
         return cls(conversations=3, turns=600)
 
 
+WORKBENCH = "work"
+"""The tool workload's MCP server (:mod:`sandbox.mcp_workbench`): its tools reach the model as
+``work__read_file`` and so on."""
+_ARGUMENT_NAMES = {"read_file": "path", "run_command": "command", "fetch_page": "url"}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call of a workbench tool, and how many tokens its output has."""
+
+    tool: str
+    """``read_file``, ``run_command`` or ``fetch_page``."""
+    argument: str
+    output_tokens: int
+
+    @property
+    def name(self) -> str:
+        """The tool's name as the model calls it."""
+        return f"{WORKBENCH}__{self.tool}"
+
+    def arguments(self) -> dict[str, str]:
+        """The call's arguments as the model sends them."""
+        return {_ARGUMENT_NAMES[self.tool]: self.argument}
+
+
 @dataclass(frozen=True)
 class Turn:
-    """One user message and the reply the scripted model gives to it."""
+    """One user message and the reply the scripted model gives to it (after its tool calls,
+    if it makes any)."""
 
     conversation: int
     index: int
@@ -111,6 +137,14 @@ class Turn:
     reply: str
     visit_start: bool
     """The first message of a visit (after a gap of hours or days)."""
+    steps: tuple[tuple[ToolCall, ...], ...] = ()
+    """The model's tool calls before its reply: one model response per step, the calls of a
+    step made together (parallel tool use)."""
+
+    @property
+    def tool_calls(self) -> int:
+        """How many tools the model calls for this message."""
+        return sum(len(step) for step in self.steps)
 
 
 @dataclass(frozen=True)
@@ -147,6 +181,11 @@ class TranscriptSet:
         """Visits in the whole set."""
         return sum(c.visits for c in self.conversations)
 
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls the set's turns make (0 for a chat set)."""
+        return sum(turn.tool_calls for turn in self.timeline)
+
     def describe(self) -> str:
         """One line with the set's shape."""
         days = (self.timeline[-1].sent_at - self.timeline[0].sent_at) / DAY_SECONDS
@@ -156,7 +195,18 @@ class TranscriptSet:
             f"seed {self.seed}: {len(self.conversations)} conversations, {self.turns} turns, "
             f"{self.visits} visits over {days:.0f} days; user messages {user / self.turns:.0f} "
             f"tokens on average, replies {reply / self.turns:.0f}; system prompt "
-            f"{text_tokens(self.system_prompt)} tokens"
+            f"{text_tokens(self.system_prompt)} tokens{self._tools_described()}"
+        )
+
+    def _tools_described(self) -> str:
+        calls = [call for turn in self.timeline for step in turn.steps for call in step]
+        if not calls:
+            return ""
+        sizes = sorted(call.output_tokens for call in calls)
+        per_visit = len(calls) / max(1, self.visits)
+        return (
+            f"; {len(calls)} tool calls ({per_visit:.1f} a visit), outputs {sizes[0]:,} to "
+            f"{sizes[-1]:,} tokens (median {sizes[len(sizes) // 2]:,}, total {sum(sizes):,})"
         )
 
 

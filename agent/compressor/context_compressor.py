@@ -43,10 +43,13 @@ from agent.engines.toolkit.boundaries import (
     SUMMARY_KIND,
     SUMMARY_PREFIX,
     CompactionLayout,
+    align_head_forward,
     assemble_context,
     is_summary_message,
+    last_user_index,
     plan_layout,
     summary_text,
+    tail_start_by_budget,
 )
 from agent.engines.toolkit.durable_facts import split_durable_facts
 from agent.engines.toolkit.summary_prompt import (
@@ -107,6 +110,7 @@ class ContextCompressor(ContextEngine):
         call_llm: CallLLM | None = None,
         *,
         enabled: bool = True,
+        prune_tail: bool = True,
         summary_context_length: int | None = None,
         retry_delays: tuple[float, ...] = (2.0, 8.0, 20.0),
         cooldown_seconds: float = 600.0,
@@ -121,6 +125,10 @@ class ContextCompressor(ContextEngine):
         self.protect_last_n = protect_last_n
         self.protect_first_n = protect_first_n
         self.enabled = enabled
+        self.prune_tail = prune_tail
+        """Clear tool outputs in the protected tail beyond its token budget (the newest
+        results always stay): in a long tool loop the last ``protect_last_n`` messages are
+        mostly outputs the model has already used."""
         self.summary_context_length = summary_context_length
         self.threshold_tokens = int(context_length * threshold)
         self.tail_token_budget = int(self.threshold_tokens * target_ratio)
@@ -185,7 +193,12 @@ class ContextCompressor(ContextEngine):
         previous = self._previous_summary_in([messages[i] for i in middle])
         previous_tokens = count_text_tokens(previous) if previous else 0
         content_tokens = sum(sizes[i] for i in content)
-        kept = sum(sizes) - sum(sizes[i] for i in middle)
+        pruned = prune_tool_outputs(messages, self.protect_first_n, len(messages))
+        kept_sizes = [
+            size if new is old else cache_message_tokens(new)
+            for size, new, old in zip(sizes, pruned, messages, strict=True)
+        ]
+        kept = sum(kept_sizes) - sum(kept_sizes[i] for i in middle)
         return CompactionEstimate(
             prompt_tokens=sum(sizes),
             kept_tokens=kept + SUMMARY_MESSAGE_OVERHEAD_TOKENS,
@@ -206,13 +219,22 @@ class ContextCompressor(ContextEngine):
         focus_topic: str | None = None,
     ) -> CompactionResult:
         """Compact ``messages``; unchanged (``skipped``) when that would not be smaller."""
+        if trigger == "prune":
+            tokens = cache_messages_tokens(messages)
+            skipped = SummaryOutcome("", "skipped", detail="no used tool output to clear")
+            return self.prune_used(messages) or self._record(
+                messages, messages, skipped, trigger, tokens, tokens
+            )
         cold = trigger in COLD_TRIGGERS
         sizes = [cache_message_tokens(m) for m in messages]
         tokens_before = sum(sizes)
         stall_basis = max(self.current_prompt_tokens or 0, tokens_before)
         layout = self._plan(messages, sizes, cold=cold)
         names = tool_names_by_call_id(messages)
-        pruned = prune_tool_outputs(messages, self.protect_first_n, layout.prune_end, names)
+        # While the cache is cold anyway the tail's tool outputs go too: the model read them
+        # visits ago, their text stays in the store, and each would be written again.
+        prune_end = len(messages) if cold else self._prune_end(messages, sizes, layout)
+        pruned = prune_tool_outputs(messages, self.protect_first_n, prune_end, names)
         middle = [messages[i] for i in layout.middle_indices()]
         content = [m for m in middle if not is_summary_message(m)]
         summary_kept = any(is_summary_message(m) for m in messages[layout.kept_after_summary :])
@@ -239,6 +261,44 @@ class ContextCompressor(ContextEngine):
             candidate, tokens_after = list(messages), tokens_before
         self._stall_floor = stall_basis if tokens_after >= self.threshold_tokens else None
         return self._record(messages, candidate, summary, trigger, tokens_before, tokens_after)
+
+    def prune_used(self, messages: Sequence[Message]) -> CompactionResult | None:
+        """Clear the tool outputs the model has used (see the engine contract): those before
+        the last user message, and in the turn those beyond the tail's token budget."""
+        if not self.enabled or not self.prune_tail:
+            return None
+        sizes = [cache_message_tokens(m) for m in messages]
+        last_user = last_user_index(messages, self.protect_first_n) or 0
+        head_end = align_head_forward(messages, self.protect_first_n)
+        by_budget = tail_start_by_budget(messages, sizes, head_end, self.tail_token_budget)
+        pruned = prune_tool_outputs(messages, self.protect_first_n, max(last_user, by_budget))
+        if all(new is old for new, old in zip(pruned, messages, strict=True)):
+            return None
+        before = sum(sizes)
+        after = cache_messages_tokens(pruned)
+        if after >= before:
+            return None
+        kept_ids = {m["_id"] for m in pruned if "_id" in m}
+        gone = [m["_id"] for m in messages if "_id" in m and m["_id"] not in kept_ids]
+        return CompactionResult(
+            messages=pruned,
+            outcome="pruned_only",
+            trigger="prune",
+            tokens_before=before,
+            tokens_after=after,
+            first_compacted_id=gone[0] if gone else None,
+            last_compacted_id=gone[-1] if gone else None,
+        )
+
+    def _prune_end(
+        self, messages: Sequence[Message], sizes: Sequence[int], layout: CompactionLayout
+    ) -> int:
+        """Where clearing tool outputs stops: the layout's protected tail, or (``prune_tail``)
+        the start of the tail the token budget alone would keep."""
+        if not self.prune_tail:
+            return layout.prune_end
+        by_budget = tail_start_by_budget(messages, sizes, layout.head_end, self.tail_token_budget)
+        return max(layout.prune_end, by_budget)
 
     def _previous_summary_in(self, middle: Sequence[Message]) -> str | None:
         """The summary to update: the one in the compacted range, else the remembered one."""

@@ -18,6 +18,7 @@ def create_compressor(ctx: EngineContext) -> ContextCompressor:
         ctx.protect_first_n,
         ctx.call_llm,
         enabled=ctx.enabled,
+        prune_tail=ctx.prune_tail,
         summary_context_length=ctx.summary_context_length,
         clock=ctx.clock,
         collect_durable_facts=ctx.collect_durable_facts,

@@ -44,6 +44,9 @@ class EngineContext:
     target_ratio: float = 0.20
     protect_last_n: int = 20
     protect_first_n: int = 3
+    prune_tail: bool = True
+    """Whether tool outputs in the protected tail but beyond its token budget may be cleared
+    (``compression.prune_tail``): the newest tool results always stay."""
     enabled: bool = True
     engine_config: dict[str, Any] = field(default_factory=dict)
     """The engine's own section of the config (``context.<name>``)."""
@@ -158,6 +161,14 @@ class ContextEngine(ABC):
         """What a compaction by the context policy (``cold_start``, ``idle``) would do, before
         it runs, for the policy to weigh its cost; None (the default) when the engine does not
         compact on those triggers."""
+        return None
+
+    def prune_used(self, messages: Sequence[Message]) -> CompactionResult | None:
+        """A compaction without a summary (trigger ``prune``) that clears tool outputs the
+        model has used already (those of earlier turns; in a long turn, those beyond a recent
+        tail); None (the default) when the engine does not prune this way or nothing would go.
+        Pure: the host decides whether it pays, and applies it (or ``compact(messages,
+        "prune")``, which an engine offering this must answer the same way)."""
         return None
 
     # -- optional engine tools ---------------------------------------------------------

@@ -41,6 +41,43 @@ class Decision:
         return self.saving_usd - self.cost_usd
 
 
+PRUNE_EXPECTED_REQUESTS = 2.0
+"""Requests a pruned prompt is expected to serve at least: the turn's own first call and one
+more (a turn that uses tools makes several; a chat without tools has nothing to prune)."""
+
+
+def should_prune(
+    saved_tokens: int,
+    rewritten_tokens: int,
+    *,
+    cold: bool,
+    main: Prices,
+    expected_requests: float = PRUNE_EXPECTED_REQUESTS,
+    margin: float = DEFAULT_MARGIN,
+) -> Decision:
+    """Whether clearing ``saved_tokens`` of used tool outputs pays, when everything from the
+    first cleared output on (``rewritten_tokens``, after clearing) must be written again.
+
+    With a cold cache the whole prompt is written anyway: any saving pays. With a warm one the
+    rewrite costs the write price instead of the read price, and each later request reads
+    ``saved_tokens`` fewer tokens.
+    """
+    saving = saved_tokens * main.cache_read * expected_requests
+    if cold:
+        saving += saved_tokens * main.cache_write
+        cost = 0.0
+    else:
+        cost = rewritten_tokens * (main.cache_write - main.cache_read)
+    pays = saved_tokens > 0 and saving > cost * (1 + margin)
+    verdict = "pays" if pays else "does not pay"
+    reason = (
+        f"{verdict}: clearing {saved_tokens:,} tokens of used tool outputs "
+        f"({'cold cache' if cold else f'rewriting {rewritten_tokens:,} tokens'}) saves "
+        f"${saving:.4f} for ${cost:.4f}"
+    )
+    return Decision(pays, saving, cost, reason)
+
+
 def cache_is_cold(last_call_at: float | None, now: float, ttl_seconds: float) -> bool:
     """Whether the cache of a session whose last model call was at ``last_call_at`` expired.
 

@@ -156,15 +156,49 @@ class CompactionScheduler:
                 last_call_at=last_call_at,
                 now=now,
             )
-            if call is None:
-                return BeforeTurn()
-            log.info("context policy, cold start: %s", call.decision.reason)
-            if not call.decision.pays:
-                return BeforeTurn()
+            if call is not None:
+                log.info("context policy, cold start: %s", call.decision.reason)
+            if call is None or not call.decision.pays:
+                cold = self.policy.cache_is_cold(last_call_at, now)
+                return BeforeTurn(await self._prune_used(cold=cold))
             pending = self._start(call.trigger, call)
         if pending.visit_start is None:
             pending.visit_start = now
         return await self.wait_pending()
+
+    async def _prune_used(self, *, cold: bool) -> CompactionResult | None:
+        """At a new message: clear the tool outputs of earlier turns when that pays (no model
+        call, so it is applied at once); returns what was applied."""
+        result = self._paying_prune(cold=cold)
+        if result is None:
+            return None
+        await self.session.apply(result, refresh_prefix=cold)
+        return result
+
+    def _paying_prune(self, *, cold: bool, at_threshold: bool = False) -> CompactionResult | None:
+        """The engine's clearing of used tool outputs, if it pays now (else None).
+
+        ``at_threshold``: the engine's threshold is reached, so the alternative is a
+        compaction that rewrites everything after the head anyway and pays a summary: clearing
+        pays whenever it alone brings the prompt back under the threshold.
+        """
+        if not self.policy.settings.prune_consumed or self._pending is not None:
+            return None
+        messages = self.session.messages
+        result = self.session.engine.prune_used(messages)
+        if result is None:
+            return None
+        pairs = enumerate(zip(result.messages, messages, strict=True))
+        first = next((i for i, (new, old) in pairs if new is not old), len(messages))
+        rewritten = sum(cache_message_tokens(m) for m in result.messages[first:])
+        if at_threshold:
+            fits = not self.session.engine.should_compress(result.tokens_after)
+            log.debug("threshold: clearing used tool outputs %s", "does" if fits else "does not")
+            return result if fits else None
+        saved = result.tokens_before - result.tokens_after
+        decision = self.policy.prune_decision(saved, rewritten, cold=cold)
+        log.debug("context policy, used tool outputs: %s", decision.reason)
+        return result if decision.pays else None
 
     @property
     def context(self) -> list[Message]:
@@ -194,6 +228,8 @@ class CompactionScheduler:
         trigger = self.window_trigger()
         if trigger is None:
             return None
+        if trigger == "agent" and self._paying_prune(cold=False, at_threshold=True) is not None:
+            return await self.session.compact("prune")  # no summary needed yet
         in_flight = self._pending is not None  # waited for already, if at all
         if self.defer_for_window(trigger):
             return None if in_flight else (await self.wait_pending()).applied
@@ -203,11 +239,14 @@ class CompactionScheduler:
         return await self.session.compact("hygiene")
 
     def compact_before_call(self) -> CompactionTrigger | None:
-        """Asked by the agent loop before each model call: ``agent`` when the engine's
-        threshold is reached and the compaction cannot run beside the turn (the prompt would
-        not fit the window), else None (nothing due, or started beside the turn)."""
+        """Asked by the agent loop before each model call, at the engine's threshold:
+        ``prune`` when clearing the tool outputs the model has used pays (no summary needed
+        yet), ``agent`` when a compaction cannot run beside the turn (the prompt would not fit
+        the window), else None (nothing due, or started beside the turn)."""
         if not self.session.engine.should_compress(self.session.prompt_tokens):
             return None
+        if self._paying_prune(cold=False, at_threshold=True) is not None:
+            return "prune"  # no model call: cleared now, the cached prefix before it kept
         return None if self.defer_for_window("agent") else "agent"
 
     async def compact_now(

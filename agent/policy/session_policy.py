@@ -18,6 +18,7 @@ from agent.policy.context_policy import (
     Decision,
     cache_is_cold,
     should_compact_cold,
+    should_prune,
 )
 from agent.policy.cost_model import TTL_SECONDS, Prices, expected_visit_cost
 from agent.policy.visit_history import choose_ttl, expected_turns_per_visit, gaps_between
@@ -42,6 +43,9 @@ class PolicySettings:
     """Without prompt caching there is no cold cache to exploit: the policy stays off."""
     margin: float = DEFAULT_MARGIN
     max_wait_seconds: float = DEFAULT_MAX_WAIT_SECONDS
+    prune_consumed: bool = True
+    """At a new message, clear the tool outputs of earlier turns when that pays
+    (``compression.prune_tail``)."""
     threshold_in_background: bool = True
     """Compactions the window asks for (threshold, hygiene) run beside the turns while the
     prompt still fits (``compression.threshold_in_background``)."""
@@ -162,6 +166,16 @@ class SessionPolicy:
             margin=self.settings.margin,
         )
         return PolicyCall(trigger, estimate, decision)
+
+    def prune_decision(self, saved_tokens: int, rewritten_tokens: int, *, cold: bool) -> Decision:
+        """Whether clearing used tool outputs pays now (see :func:`should_prune`)."""
+        return should_prune(
+            saved_tokens,
+            rewritten_tokens,
+            cold=cold,
+            main=Prices.of(self.main, self.ttl),
+            margin=self.settings.margin,
+        )
 
     def late_compaction_pays(
         self, prompt_tokens: int, compacted_tokens: int, turns_done: int, visit_start: float

@@ -20,11 +20,27 @@ DEFAULT_MAX_TOOL_RESULT_TOKENS = 8000
 """About 32 KB of text: a whole source file, a long page or a few hundred log lines fit, and a
 result that size costs little (it is re-read from the cache at 0.1x on every later call of the
 visit); larger ones are what flooded peers' windows (logs, whole directories, dumps)."""
+WINDOW_SHARE = 0.08
+"""...and at most this share of the model's window: at 32K a result keeps 2,560 tokens (about
+the 10 KB coding agents show the model of a command's output), so the results of one step
+(parallel calls) and the rest of a turn always fit the window, and each result written to the
+cache stays small where the window is small."""
+MIN_RESULT_TOKENS = 500
 HEAD_SHARE = 0.7
 """Of the kept part, the head's share; the tail (errors, totals, the end of a log) gets the rest."""
 CHARS_PER_TOKEN = 3
 """Conservative characters per token for cutting by characters (real text runs near 4)."""
 TOOL_OUTPUT_NAME = "tool_output"
+
+
+def result_limit(configured: int | str, context_length: int) -> int:
+    """Tokens of one result the context keeps: ``agent.max_tool_result_tokens`` as set, or for
+    ``"auto"`` :data:`DEFAULT_MAX_TOOL_RESULT_TOKENS`, at most :data:`WINDOW_SHARE` of the
+    window (never under :data:`MIN_RESULT_TOKENS`)."""
+    if isinstance(configured, int):
+        return configured
+    share = int(context_length * WINDOW_SHARE)
+    return max(MIN_RESULT_TOKENS, min(DEFAULT_MAX_TOOL_RESULT_TOKENS, share))
 
 
 class ToolOutputStore(Protocol):

@@ -32,7 +32,6 @@ from agent.list_prices import (
     CACHE_WRITE_5M_MULTIPLIER,
     ListPrice,
 )
-from agent.tools.tool_output import DEFAULT_MAX_TOOL_RESULT_TOKENS
 from gateway.platforms.registry import PLATFORMS
 from gateway.settings.home import DEFAULT_HERMES_HOME as DEFAULT_HERMES_HOME
 from gateway.settings.home import default_database_url
@@ -126,6 +125,10 @@ class CompressionSettings(_Section):
     cold_start: Literal["auto", "off"] = "auto"
     idle: Literal["auto", "off"] = "auto"
     threshold_in_background: Literal["auto", "off"] = "auto"
+    prune_tail: Literal["auto", "off"] = "auto"
+    """``auto``: a compaction clears old tool outputs in the last ``protect_last_n`` messages
+    too, beyond the tail's token budget (the newest results always stay); ``off``: every
+    output in the protected tail stays, as the anchor does."""
     notify: bool = True
 
     _check_threshold = field_validator("threshold", "target_ratio")(_fraction)
@@ -192,9 +195,10 @@ class AgentSettings(_Section):
     )
     max_iterations: Annotated[int, Field(ge=1, le=200)] = 20
     tools: list[str] = Field(default_factory=lambda: ["current_time", "calculator"])
-    max_tool_result_tokens: Annotated[int, Field(ge=500)] = DEFAULT_MAX_TOOL_RESULT_TOKENS
+    max_tool_result_tokens: Annotated[int, Field(ge=500)] | Literal["auto"] = "auto"
     """A larger tool result is kept whole; the context gets its head and tail and a ref the
-    model pages through with ``tool_output`` (see :mod:`agent.tools.tool_output`)."""
+    model pages through with ``tool_output`` (see :mod:`agent.tools.tool_output`). ``auto``:
+    8,000 tokens, at most a tenth of the model's window."""
 
 
 class LoggingSettings(_Section):

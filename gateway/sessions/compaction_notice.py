@@ -5,8 +5,9 @@ gateway's hygiene, the context policy, a prompt too long for the model, in the t
 it) is handed over by the agent loop once (:meth:`agent.loop.AgentLoop.take_compactions`);
 the next reply carries one short line for it, before the answer, through the same
 exactly-once delivery as the reply. ``/compress`` answers for itself; a compaction that
-changed nothing is not mentioned. ``compression.notify: false`` keeps the chat quiet, except
-when the summary was written without the summary model (the user is told what happened).
+changed nothing, or only cleared tool outputs the model had used (``prune``), is not
+mentioned. ``compression.notify: false`` keeps the chat quiet, except when the summary was
+written without the summary model (the user is told what happened).
 """
 
 from __future__ import annotations
@@ -29,14 +30,15 @@ TRIGGER_REASONS = {
     "cold_start": "the first message after the prompt cache expired",
     "idle": "an idle session whose prompt cache expired",
     "manual": "/compress",
+    "prune": "used tool outputs cleared at a new message",
 }
 """Why each trigger compacted, as ``/status`` says it."""
 
 
 def compaction_notice(result: CompactionResult, *, notify: bool) -> str | None:
     """The line the chat gets for ``result``, or None."""
-    if result.trigger == "manual" or result.outcome == "skipped":
-        return None
+    if result.trigger in ("manual", "prune") or result.outcome == "skipped":
+        return None  # /compress answers itself; clearing used outputs is housekeeping
     if result.degraded and result.user_notice:
         return result.user_notice
     if not notify:

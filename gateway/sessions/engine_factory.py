@@ -29,6 +29,7 @@ def build_engine(
         threshold=config.compression.threshold,
         target_ratio=config.compression.target_ratio,
         protect_last_n=config.compression.protect_last_n,
+        prune_tail=config.compression.prune_tail == "auto",
         enabled=config.compression.enabled,
         engine_config=config.context.engine_section(name),
         summary_context_length=route.context_length,

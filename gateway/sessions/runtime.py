@@ -30,7 +30,7 @@ from agent.tools import ToolRegistry, build_registry
 from agent.tools.approvals import ApprovalPort
 from agent.tools.memory_tool import memory_tool
 from agent.tools.recall_tool import recall_tool
-from agent.tools.tool_output import ToolOutputs
+from agent.tools.tool_output import ToolOutputs, result_limit
 from agent.types import (
     CompactionResult,
     Message,
@@ -238,9 +238,8 @@ class SessionRuntime:
         """The configured built-ins, and the memory and recall tools when the session has a
         memory."""
         config = self.services.config
-        outputs = ToolOutputs(
-            self.services.repo, self.record.id, config.agent.max_tool_result_tokens
-        )
+        limit = result_limit(config.agent.max_tool_result_tokens, self.model.context_length)
+        outputs = ToolOutputs(self.services.repo, self.record.id, limit)
         tools = build_registry(
             config.agent.tools, web=config.web.tool_settings(), clip=outputs.clip
         )

@@ -99,6 +99,7 @@ class AgentServices:
             cold_start=compression.enabled and compression.cold_start == "auto",
             idle=compression.enabled and compression.idle == "auto",
             threshold_in_background=compression.threshold_in_background == "auto",
+            prune_consumed=compression.enabled and compression.prune_tail == "auto",
             cache_ttl=self.config.prompt_caching.cache_ttl,
             caching_enabled=self.cache_policy.enabled,
         )
