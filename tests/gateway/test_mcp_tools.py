@@ -21,11 +21,14 @@ from tests.gateway.conftest import ALICE, gateway_config, message_key, settled_i
 
 NOTES_SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers" / "notes_server.py"
 PID_ENV = "NOTES_PID_FILE"
+EVENTS_ENV = "NOTES_EVENTS_FILE"
+WAIT_SECONDS = 20.0
 
 
 def mcp_config(base: Config, **server: object) -> Config:
     data = base.model_dump(mode="json")
-    settings = {"command": sys.executable, "args": [str(NOTES_SERVER)], "env": [PID_ENV]}
+    env = [PID_ENV, EVENTS_ENV]
+    settings = {"command": sys.executable, "args": [str(NOTES_SERVER)], "env": env}
     data["mcp"] = {"servers": {"notes": {**settings, **server}}}
     return parse_config(data)
 
@@ -46,6 +49,26 @@ def offered(anthropic: AnthropicEmulator) -> list[list[str]]:
 def kill_server(pid_file: Path) -> None:
     """SIGKILL the notes server (its pid is in the file it wrote at start)."""
     os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def server_events(events: Path) -> list[str]:
+    """What the notes server wrote to its events file so far."""
+    return events.read_text().splitlines() if events.exists() else []
+
+
+async def wait_for_event(events: Path, event: str) -> None:
+    """Return once the notes server has written ``event`` to its events file."""
+    async with asyncio.timeout(WAIT_SECONDS):
+        # A child process's file offers no event to wait on: poll it.
+        while event not in server_events(events):  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def events_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "notes.events"
+    monkeypatch.setenv(EVENTS_ENV, str(path))
+    return path
 
 
 @pytest.fixture
@@ -108,6 +131,39 @@ async def test_a_tool_slower_than_its_timeout_gives_an_error_and_the_turn_comple
         finally:
             await gateway.stop(grace_seconds=2.0)
     assert "did not answer within 0.5 s" in reply
+
+
+async def test_stop_cancels_the_call_on_the_server_and_the_server_answers_the_next_call(
+    tmp_path: Path,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    pid_file: Path,
+    events_file: Path,
+) -> None:
+    config = mcp_config(gateway_config(tmp_path, anthropic, telegram=telegram))
+    read = '[[tool:notes__read {"name": "shopping"}]] what is on my list?'
+    async with open_app(config, with_tools=True) as app:
+        [notes] = app.services.tool_providers
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            slow = telegram.push_message(ALICE, '[[tool:notes__slow {"seconds": 600}]] wait')
+            await wait_for_event(events_file, "slow started")
+            stop = telegram.push_message(ALICE, "/stop")
+            await settled_inbound(gateway, "telegram", message_key(stop))
+            await settled_inbound(gateway, "telegram", message_key(slow))
+            await wait_for_event(events_file, "slow cancelled")
+            after_stop = await send(gateway, telegram, "are you there?")
+            answer = await send(gateway, telegram, read)
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    # The emulator answers a request whose last user turn holds tool results with their text:
+    # the stopped call's result reached the model as the cancellation stub, in a valid request.
+    assert "cancelled before it finished" in after_stop
+    assert "milk, eggs, bread" in answer, "the same connection serves the next call"
+    assert notes.connection.connections == 1, "no reconnect was needed"
+    assert "slow finished" not in server_events(events_file)
+    assert [r.status for r in anthropic.requests] == [200] * len(anthropic.requests)
 
 
 async def test_after_a_restart_with_the_server_broken_the_same_tools_are_offered(

@@ -5,7 +5,8 @@ so one task per server enters the client, lists the tools, serves calls handed t
 queue (each answered through a future), and on any loss of the connection reconnects with a
 doubling backoff, for as long as the process runs: nothing ever parks a server. Callers never
 wait on a server that is down: a call then returns an error text at once, and a call slower than
-the server's ``timeout_seconds`` returns one in time.
+the server's ``timeout_seconds`` returns one in time. A caller cancelled mid-call (``/stop``)
+cancels the call in the owner task too, and the SDK tells the server (``notifications/cancelled``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class _Call:
     tool: str
     arguments: dict[str, Any]
     answer: asyncio.Future[str] = field(default_factory=_new_future)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """The owner task runs the call inside it; the caller cancels it when it is cancelled."""
 
 
 class McpConnection:
@@ -135,6 +138,11 @@ class McpConnection:
         except TimeoutError:
             request.answer.cancel()
             return f"{ERROR_PREFIX}{self.name}__{tool} did not answer within {timeout:g} s"
+        except asyncio.CancelledError:
+            # The turn was stopped: the server stops too instead of working on for nobody.
+            request.answer.cancel()
+            request.scope.cancel()
+            raise
 
     def _unavailable(self) -> str:
         cause = f" ({self.last_error})" if self.last_error else ""
@@ -236,6 +244,10 @@ class McpConnection:
             self._in_flight.discard(request)
 
     async def _answer_call(self, client: Client, request: _Call) -> None:
+        with request.scope:  # cancelled by the caller: the SDK sends ``notifications/cancelled``
+            await self._run_call(client, request)
+
+    async def _run_call(self, client: Client, request: _Call) -> None:
         try:
             with anyio.fail_after(self.spec.timeout_seconds):
                 result = await client.call_tool(request.tool, request.arguments)
