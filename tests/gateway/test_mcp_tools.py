@@ -13,10 +13,11 @@ import pytest
 
 from agent.tokens import count_text_tokens
 from gateway.config.schema import Config, parse_config
-from gateway.runtime.app import open_app
+from gateway.runtime.app import App, open_app
 from gateway.runtime.gateway import Gateway
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
+from tests.fixtures.mcp_servers.notes_server import PIXEL_PNG
 from tests.gateway.conftest import ALICE, gateway_config, message_key, settled_inbound
 
 NOTES_SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers" / "notes_server.py"
@@ -44,6 +45,24 @@ async def send(gateway: Gateway, telegram: TelegramEmulator, text: str) -> str:
 def offered(anthropic: AnthropicEmulator) -> list[list[str]]:
     """The tool names of every request, in request order."""
     return [[t["name"] for t in r.body.get("tools", [])] for r in anthropic.requests]
+
+
+def tool_results(anthropic: AnthropicEmulator, index: int) -> list[dict[str, object]]:
+    """The tool_result blocks of request ``index`` (in message order)."""
+    return [
+        block
+        for message in anthropic.requests[index].body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+async def stored_tool_content(app: App) -> object:
+    """The content of Alice's last tool result as the store holds it (blobs not read)."""
+    [session] = await app.repo.list_sessions(key=f"telegram:{ALICE}")
+    stored = await app.repo.load_context(session.id)
+    return [m for m in stored if m["role"] == "tool"][-1]["content"]
 
 
 def kill_server(pid_file: Path) -> None:
@@ -164,6 +183,70 @@ async def test_stop_cancels_the_call_on_the_server_and_the_server_answers_the_ne
     assert notes.connection.connections == 1, "no reconnect was needed"
     assert "slow finished" not in server_events(events_file)
     assert [r.status for r in anthropic.requests] == [200] * len(anthropic.requests)
+
+
+async def test_a_vision_model_gets_the_tools_image_in_its_tool_result_also_after_a_restart(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    config = mcp_config(gateway_config(tmp_path, anthropic, telegram=telegram))
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            await send(gateway, telegram, "[[tool:notes__picture {}]] show me the picture")
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+        stored = await stored_tool_content(app)
+    async with open_app(config, with_tools=True) as app:  # the session is read from the store
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            after_restart = await send(gateway, telegram, "what was on it?")
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png"}}
+    image["source"]["data"] = PIXEL_PNG  # type: ignore[index]
+    [answered] = tool_results(anthropic, 1)
+    assert answered["content"] == [image]
+    [reloaded] = tool_results(anthropic, -1)
+    assert reloaded["content"] == [image], "the blob is read back for the next request"
+    assert [r.status for r in anthropic.requests] == [200, 200, 200]
+    assert after_restart.startswith("Noted: what was on it?")
+    assert PIXEL_PNG not in str(stored), "the store keeps the reference, not the bytes"
+
+
+async def test_a_model_without_vision_reads_the_tools_image_as_a_placeholder(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    base = gateway_config(tmp_path, anthropic, telegram=telegram, model_settings={"vision": False})
+    async with open_app(mcp_config(base), with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            reply = await send(gateway, telegram, "[[tool:notes__picture {}]] show me")
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    [answered] = tool_results(anthropic, 1)
+    assert answered["content"] == "[image: image/png, 70 bytes, not shown]"
+    assert "[image: image/png, 70 bytes, not shown]" in reply
+
+
+async def test_a_broken_image_from_a_tool_is_a_placeholder_and_the_request_is_valid(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    config = mcp_config(gateway_config(tmp_path, anthropic, telegram=telegram))
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            await send(gateway, telegram, '[[tool:notes__picture {"broken": true}]] show me')
+            after = await send(gateway, telegram, "and now?")
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    [answered] = tool_results(anthropic, 1)
+    assert answered["content"] == "[image: image/png, 9 bytes, not shown]"
+    assert [r.status for r in anthropic.requests] == [200, 200, 200]
+    assert after.startswith("Noted: and now?")
 
 
 async def test_after_a_restart_with_the_server_broken_the_same_tools_are_offered(
