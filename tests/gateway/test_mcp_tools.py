@@ -215,6 +215,45 @@ async def test_a_vision_model_gets_the_tools_image_in_its_tool_result_also_after
     assert PIXEL_PNG not in str(stored), "the store keeps the reference, not the bytes"
 
 
+def image_blocks(anthropic: AnthropicEmulator, index: int) -> list[object]:
+    """Every image block of request ``index``, those inside tool results too."""
+    found: list[object] = []
+    for message in anthropic.requests[index].body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            nested = block.get("content") if block.get("type") == "tool_result" else None
+            for part in [block, *(nested if isinstance(nested, list) else [])]:
+                if part.get("type") == "image":
+                    found.append(part)
+    return found
+
+
+async def test_a_compaction_drops_an_old_tool_image_and_the_next_request_is_valid(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
+) -> None:
+    small_window = {"context_length": 8000}  # a tail budget the long remarks overflow
+    base = gateway_config(tmp_path, anthropic, telegram=telegram, model_settings=small_window)
+    data = base.model_dump(mode="json")
+    data["compression"]["protect_last_n"] = 2
+    config = mcp_config(parse_config(data))
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            await send(gateway, telegram, "[[tool:notes__picture {}]] show me the picture")
+            for n in range(3):
+                await send(gateway, telegram, f"note {n}: " + "a long remark " * 200)
+            assert (await send(gateway, telegram, "/compress notes")).startswith("Compacted")
+            after = await send(gateway, telegram, "and now?")
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    assert len(image_blocks(anthropic, 1)) == 1, "the image was in context before"
+    assert image_blocks(anthropic, -1) == []
+    [kept] = tool_results(anthropic, -1)  # in the protected head: the result stays, pruned
+    assert kept["content"] == [{"type": "text", "text": "[image: tool result, 1x1]"}]
+    assert all(r.status == 200 for r in anthropic.requests)
+    assert after.startswith("Noted: and now?")
+
+
 async def test_a_model_without_vision_reads_the_tools_image_as_a_placeholder(
     tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator, pid_file: Path
 ) -> None:
