@@ -32,7 +32,7 @@ from agent.tools.approvals import (
     ToolCallPreview,
     refusal_result,
 )
-from agent.tools.registry import ToolRegistry, parse_arguments
+from agent.tools.registry import ToolContent, ToolRegistry, parse_arguments
 from agent.types import (
     CompactionResult,
     CompactionTrigger,
@@ -348,7 +348,7 @@ class AgentLoop:
         name: str,
         arguments: str | dict[str, Any] | None,
         approvals: ApprovalPort | None,
-    ) -> str:
+    ) -> ToolContent:
         """Run one call (in its span), after the user's approval when its tool asks for one."""
         attributes = {
             "gen_ai.operation.name": "execute_tool",
@@ -395,7 +395,7 @@ def compaction_attributes(compaction: CompactionResult) -> dict[str, AttributeVa
     }
 
 
-def _tool_message(call_id: str, name: str, content: str) -> Message:
+def _tool_message(call_id: str, name: str, content: ToolContent) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
 
 

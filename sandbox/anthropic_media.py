@@ -120,18 +120,13 @@ def pdf_pages(block: dict[str, Any], location: str) -> int | None:
 def check_request_media(messages: list[Any]) -> None:
     """Check every image and document block of a request, and the per-request limits."""
     sizes: list[tuple[str, tuple[int, int]]] = []
-    for index, message in enumerate(messages):
-        content = message.get("content") if isinstance(message, dict) else None
-        for b_index, block in enumerate(content if isinstance(content, list) else []):
-            location = f"messages.{index}.content.{b_index}"
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "image":
-                found = image_dimensions(block, location)
-                if found is not None:
-                    sizes.append((location, found))
-            elif block.get("type") == "document":
-                pdf_pages(block, location)
+    for location, block in _media_blocks(messages):
+        if block.get("type") == "image":
+            found = image_dimensions(block, location)
+            if found is not None:
+                sizes.append((location, found))
+        elif block.get("type") == "document":
+            pdf_pages(block, location)
     if len(sizes) > MAX_IMAGES_PER_REQUEST:
         raise MediaError(f"messages: Too many images: {len(sizes)} > {MAX_IMAGES_PER_REQUEST}")
     if len(sizes) > MANY_IMAGES:
@@ -141,6 +136,23 @@ def check_request_media(messages: list[Any]) -> None:
                     f"{location}.source.base64.data: {_TOO_LARGE_SIDE} "
                     f"for many-image requests: {MAX_MANY_IMAGES_EDGE} pixels"
                 )
+
+
+def _media_blocks(messages: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every content block with its location, those inside a tool_result's content too."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for index, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        for b_index, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                continue
+            location = f"messages.{index}.content.{b_index}"
+            found.append((location, block))
+            nested = block.get("content") if block.get("type") == "tool_result" else None
+            for n_index, part in enumerate(nested if isinstance(nested, list) else []):
+                if isinstance(part, dict):
+                    found.append((f"{location}.content.{n_index}", part))
+    return found
 
 
 def image_block_tokens(block: dict[str, Any]) -> int | None:

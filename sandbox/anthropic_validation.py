@@ -27,6 +27,8 @@ MESSAGES_FIELDS = frozenset(
     }
 )  # fmt: skip
 USER_BLOCK_TYPES = frozenset({"text", "image", "document", "tool_result", "search_result"})
+TOOL_RESULT_BLOCK_TYPES = frozenset({"text", "image", "search_result", "document"})
+"""What a tool_result's content list may hold."""
 ASSISTANT_BLOCK_TYPES = frozenset(
     {"text", "tool_use", "thinking", "redacted_thinking", "server_tool_use"}
 )
@@ -228,7 +230,13 @@ def _check_block_fields(block: dict[str, Any], location: str) -> None:
             raise InvalidRequest(f"{location}.tool_use_id: Field required")
         nested = block.get("content")
         for n_index, part in enumerate(nested if isinstance(nested, list) else []):
-            if isinstance(part, dict) and part.get("type") == "text":
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind not in TOOL_RESULT_BLOCK_TYPES:
+                raise InvalidRequest(
+                    f"{location}.content.{n_index}.type: Input should be "
+                    "'text', 'image', 'search_result' or 'document'"
+                )
+            if kind == "text":
                 _check_text(part.get("text"), f"{location}.content.{n_index}.text", "messages")
 
 

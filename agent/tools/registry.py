@@ -10,7 +10,10 @@ from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
-ToolHandler = Callable[[dict[str, Any]], Awaitable[str]]
+ToolContent = str | list[dict[str, Any]]
+"""A tool's result: its text, or parts (text parts and image attachment parts, see
+:mod:`agent.tools.result_images`) in the shape of a message's content."""
+ToolHandler = Callable[[dict[str, Any]], Awaitable[ToolContent]]
 ResultClip = Callable[[str, str], Awaitable[str]]
 """``(tool, result) -> text for the context``: keeps a large result whole elsewhere and gives
 the context a part of it (see :mod:`agent.tools.tool_output`)."""
@@ -119,8 +122,11 @@ class ToolRegistry:
         tool = self._all().get(name)
         return tool is not None and tool.ask
 
-    async def call(self, name: str, arguments: str | dict[str, Any] | None) -> str:
-        """Run a tool; any failure becomes an error text for the model, never an exception."""
+    async def call(self, name: str, arguments: str | dict[str, Any] | None) -> ToolContent:
+        """Run a tool; any failure becomes an error text for the model, never an exception.
+
+        A result too large for the context is clipped (see ``clip``); a result of parts has its
+        text clipped as one text, given first, and keeps its images after it."""
         tool = self._all().get(name)
         if tool is None:
             return f"Error: unknown tool {name!r}. Available: {', '.join(self.names()) or 'none'}."
@@ -132,6 +138,20 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not kill the turn; the model is told
             log.exception("tool %s failed", name)
             return f"Error: tool {name} failed ({type(exc).__name__})"
+        if isinstance(result, list):
+            return await self._fitted_parts(name, result)
+        return await self._fitted(name, result)
+
+    async def _fitted_parts(self, name: str, parts: list[dict[str, Any]]) -> ToolContent:
+        images = [part for part in parts if part.get("type") != "text"]
+        text = "\n".join(str(part.get("text", "")) for part in parts if part.get("type") == "text")
+        if not images:
+            return await self._fitted(name, text)
+        fitted = await self._fitted(name, text) if text else ""
+        return [{"type": "text", "text": fitted}, *images] if fitted else images
+
+    async def _fitted(self, name: str, result: str) -> str:
+        """``result`` as the context takes it: clipped when too large."""
         if self._clip is not None:
             try:
                 return await self._clip(name, result)

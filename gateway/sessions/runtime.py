@@ -40,6 +40,7 @@ from agent.types import (
 )
 from gateway.jobs.schedule_tool import JobOrigin, schedule_tool
 from gateway.media.blobs import BlobStore, hydrate_context
+from gateway.media.tool_images import ToolResultImages
 from gateway.sessions.compaction_notice import compaction_notices
 from gateway.sessions.engine_factory import build_engine
 from gateway.sessions.model_choice import SessionModel
@@ -243,9 +244,12 @@ class SessionRuntime:
         tools = build_registry(
             config.agent.tools, web=config.web.tool_settings(), clip=outputs.clip
         )
+        images = ToolResultImages(
+            BlobStore(config.media.blob_path()), config.media, self._shows_tool_images
+        )
         for provider in self.services.tool_providers:
             if self.admin_tools or not provider.connection.spec.admins_only:
-                tools.add_provider(provider.for_session())
+                tools.add_provider(provider.for_session(images))
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
             tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
@@ -255,6 +259,11 @@ class SessionRuntime:
         if tools.names() or self.services.tool_providers:  # from the first request on
             tools.add(outputs.tool())
         return tools
+
+    def _shows_tool_images(self) -> bool:
+        """Whether tool results reach the model with their images: a model that sees images,
+        on the Anthropic API (a chat-completions tool message takes text only)."""
+        return self.model.info.vision and self.services.config.model.provider == "anthropic"
 
     def note_turn_origin(self, origin: JobOrigin | None) -> None:
         """The user of the turn about to run (a group session's turns are its members')."""

@@ -94,6 +94,39 @@ async def test_a_call_slower_than_the_timeout_is_an_error_in_time(tmp_path):
         await connection.aclose()
 
 
+def server_events(events: Path) -> list[str]:
+    """What the notes server's ``slow`` tool wrote to its events file so far."""
+    return events.read_text().splitlines() if events.exists() else []
+
+
+async def wait_for_event(events: Path, event: str) -> None:
+    async with asyncio.timeout(20):
+        # A child process's file offers no event to wait on: poll it.
+        while event not in server_events(events):  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+
+
+async def test_a_cancelled_caller_cancels_the_call_on_the_server_and_the_next_call_works(
+    tmp_path,
+):
+    events = tmp_path / "events"
+    env = {"NOTES_PID_FILE": str(tmp_path / "pid"), "NOTES_EVENTS_FILE": str(events)}
+    [connection] = await start_servers([notes_spec(tmp_path / "pid", env=env)], wait_seconds=20)
+    try:
+        registry = ToolRegistry()
+        registry.add_provider(McpToolProvider(connection).for_session())
+        call = asyncio.create_task(registry.call("notes__slow", {"seconds": 600}))
+        await wait_for_event(events, "slow started")
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await wait_for_event(events, "slow cancelled")
+        assert await registry.call("notes__read", {"name": "shopping"}) == "milk, eggs, bread"
+        assert connection.connections == 1
+    finally:
+        await connection.aclose()
+
+
 async def test_a_server_that_cannot_start_is_logged_once_and_offers_nothing(caplog):
     spec = McpServerSpec(name="broken", command="/nonexistent/mcp-server", env={"TOKEN": "s3cret"})
     [connection] = await start_servers([spec], wait_seconds=10)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agent.attachments import AttachmentRef, attachment_part
 from agent.prompt_caching import apply_anthropic_cache_control
 from agent.providers import build_provider
 from agent.providers.openai.provider import OpenAICompatProvider
@@ -93,6 +94,25 @@ async def test_a_tool_call_round_trip_ends_in_a_final_answer(
             },
         }
     ]
+
+
+async def test_a_tool_result_with_an_image_goes_out_as_text_naming_the_image(
+    provider: OpenAICompatProvider, emulator: OpenAIEmulator
+) -> None:
+    ref = AttachmentRef("tool result", "ab" * 32, "image/png", 70, width=1, height=1)
+    picture = attachment_part(ref, b"\x89PNG not shown")
+    history: list[dict[str, Any]] = [{"role": "user", "content": "[[tool:clock {}]] draw"}]
+    first = await provider.complete(history, tools=[CLOCK_TOOL], max_tokens=100)
+    (tool_call,) = first.tool_calls
+    content = [{"type": "text", "text": "a chart"}, picture]
+    history += [
+        first.message,
+        {"role": "tool", "tool_call_id": tool_call["id"], "name": "clock", "content": content},
+    ]
+    final = await provider.complete(history, tools=[CLOCK_TOOL], max_tokens=100)
+    sent = emulator.requests[-1]["messages"][-1]
+    assert sent["content"] == "a chart\n[image: tool result, 1x1]"
+    assert final.message["content"] == "Tool result: a chart\n[image: tool result, 1x1]"
 
 
 async def test_bookkeeping_keys_are_not_sent_but_content_part_markers_are(

@@ -79,3 +79,30 @@ def test_images_and_pdfs_are_counted_as_the_api_counts_them() -> None:
         "data": base64.b64encode(pdf).decode(),
     }
     assert content_block_tokens({"type": "document", "source": source}) == 2 * 1_800
+
+
+def _tool_result_body(*result: dict[str, Any]) -> dict[str, Any]:
+    use = {"type": "tool_use", "id": "toolu_1", "name": "draw", "input": {}}
+    answer = {"type": "tool_result", "tool_use_id": "toolu_1", "content": list(result)}
+    return {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 100,
+        "tools": [{"name": "draw", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "user", "content": "draw"},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [answer]},
+        ],
+    }
+
+
+def test_an_image_inside_a_tool_result_is_checked_like_any_image() -> None:
+    validate_request(_tool_result_body({"type": "text", "text": "a"}, _block(_image(4, 3))))
+    with pytest.raises(InvalidRequest, match=r"messages\.2\.content\.0\.content\.0.*base64"):
+        validate_request(_tool_result_body(_block("not base64!!")))
+
+
+def test_a_tool_result_holds_only_text_image_search_result_or_document_blocks() -> None:
+    stray = {"type": "tool_use", "id": "toolu_2", "name": "draw", "input": {}}
+    with pytest.raises(InvalidRequest, match=r"content\.0\.type: Input should be"):
+        validate_request(_tool_result_body(stray))

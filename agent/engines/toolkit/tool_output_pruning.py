@@ -5,8 +5,9 @@ each one outside the protected tail is replaced by a one-line description (which
 call, its first line and size), and an output repeated later is collapsed to a pointer to the
 later copy. Old images and documents likewise become a placeholder saying what was there
 (``[image: photo, 1280x960, shared 2026-12-03 09:14]``) that keeps the attachment's reference;
-their captions stay. The originals stay in the store; a replaced message is a new dict without
-``"_id"``.
+their captions stay. A tool result's images go too: with its cleared output, or as placeholders
+when the output is kept. The originals stay in the store; a replaced message is a new dict
+without ``"_id"``.
 """
 
 from __future__ import annotations
@@ -77,28 +78,34 @@ def prune_tool_outputs(
         if message.get("role") == "tool":
             last_seen[content_text(message.get("content"))] = index
     pruned = list(messages)
-    # Attachments are pruned in the protected head too: its text stays, the bytes go.
+    # Attachments (a user's photos, a tool result's images) are pruned in the protected head
+    # too: their text stays, the bytes go.
     for index in range(0, min(end, len(messages))):
         message = messages[index]
-        if message.get("role") != "tool":
-            without = without_attachments(message)
-            if without is not None:
-                pruned[index] = without
-            continue
-        if index < start:
-            continue
-        text = content_text(message.get("content"))
-        call_id = str(message.get("tool_call_id"))
-        tool = names.get(call_id) or UNKNOWN_TOOL
-        if text and last_seen.get(text, index) > index:
-            replacement = DUPLICATE_OUTPUT_TEMPLATE.format(tool=tool)
-        elif len(text) > PRUNE_MIN_CHARS:
-            replacement = pruned_placeholder(tool, call_id, text)
-        else:
-            continue
-        if len(replacement) < len(text):
-            pruned[index] = replace_content(message, replacement)
+        cleared = None
+        if message.get("role") == "tool" and index >= start:
+            cleared = _cleared_output(message, names, last_seen, index)
+        if cleared is not None:
+            pruned[index] = replace_content(message, cleared)
+        elif (without := without_attachments(message)) is not None:
+            pruned[index] = without
     return pruned
+
+
+def _cleared_output(
+    message: Message, names: dict[str, str], last_seen: dict[str, int], index: int
+) -> str | None:
+    """The stand-in for an old tool output, None when it is kept (short, or shorter as it is)."""
+    text = content_text(message.get("content"))
+    call_id = str(message.get("tool_call_id"))
+    tool = names.get(call_id) or UNKNOWN_TOOL
+    if text and last_seen.get(text, index) > index:
+        replacement = DUPLICATE_OUTPUT_TEMPLATE.format(tool=tool)
+    elif len(text) > PRUNE_MIN_CHARS:
+        replacement = pruned_placeholder(tool, call_id, text)
+    else:
+        return None
+    return replacement if len(replacement) < len(text) else None
 
 
 def without_attachments(message: Message) -> Message | None:

@@ -15,7 +15,7 @@ from typing import Any
 from agent.attachments import ATTACHMENT_KEY, attachment_of, sendable_part
 from agent.providers.history_changes import first_changed, spot_check_positions
 from agent.providers.wire_body import EncodedRun, WireBody, dumps_json, object_head
-from agent.types import Message, without_bookkeeping
+from agent.types import Message, content_text, without_bookkeeping
 
 
 def _wire_tool_call(call: dict[str, Any]) -> dict[str, Any]:
@@ -44,9 +44,12 @@ def _wire_part(part: Any) -> Any:
 
 def to_openai_message(message: Message) -> Message:
     """A history message as it goes on the wire: no bookkeeping keys, arguments as JSON text,
-    attachment parts in chat-completions form."""
+    attachment parts in chat-completions form; a tool result as text (chat-completions tool
+    messages take no images: an image reads as its placeholder)."""
     wire = without_bookkeeping(message)
-    if isinstance(wire.get("content"), list):
+    if wire.get("role") == "tool" and isinstance(wire.get("content"), list):
+        wire["content"] = content_text(wire["content"])
+    elif isinstance(wire.get("content"), list):
         wire["content"] = [_wire_part(part) for part in wire["content"]]
     if wire.get("tool_calls"):
         wire["tool_calls"] = [_wire_tool_call(call) for call in wire["tool_calls"]]

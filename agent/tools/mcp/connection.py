@@ -5,7 +5,8 @@ so one task per server enters the client, lists the tools, serves calls handed t
 queue (each answered through a future), and on any loss of the connection reconnects with a
 doubling backoff, for as long as the process runs: nothing ever parks a server. Callers never
 wait on a server that is down: a call then returns an error text at once, and a call slower than
-the server's ``timeout_seconds`` returns one in time.
+the server's ``timeout_seconds`` returns one in time. A caller cancelled mid-call (``/stop``)
+cancels the call in the owner task too, and the SDK tells the server (``notifications/cancelled``).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
-from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
+from mcp.types import CONNECTION_CLOSED, CallToolResult, ToolListChangedNotification
 
 from agent.retries import doubling, nth_wait
-from agent.tools.mcp.results import ERROR_PREFIX, result_text
+from agent.tools.mcp.results import ERROR_PREFIX
 from agent.tools.mcp.spec import McpServerSpec, McpToolInfo
 from agent.tools.mcp.stderr import stderr_logged
 from agent.tools.mcp.tool_lists import ToolListKeeper
@@ -49,7 +50,11 @@ class ConnectionLost(Exception):
     """The server went away under a call; the owner reconnects."""
 
 
-def _new_future() -> asyncio.Future[str]:
+Answer = CallToolResult | str
+"""What a call gets: the server's result, or an error text (server down, no answer in time)."""
+
+
+def _new_future() -> asyncio.Future[Answer]:
     return asyncio.get_running_loop().create_future()
 
 
@@ -57,7 +62,9 @@ def _new_future() -> asyncio.Future[str]:
 class _Call:
     tool: str
     arguments: dict[str, Any]
-    answer: asyncio.Future[str] = field(default_factory=_new_future)
+    answer: asyncio.Future[Answer] = field(default_factory=_new_future)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """The owner task runs the call inside it; the caller cancels it when it is cancelled."""
 
 
 class McpConnection:
@@ -122,8 +129,8 @@ class McpConnection:
                 lambda: self.connections >= times and self.state == "ready"
             )
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
-        """The tool's result as text, or an error text (at once when the server is down, after
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Answer:
+        """The server's result, or an error text (at once when the server is down, after
         ``timeout_seconds`` when it does not answer)."""
         if self.state != "ready":
             return self._unavailable()
@@ -135,6 +142,11 @@ class McpConnection:
         except TimeoutError:
             request.answer.cancel()
             return f"{ERROR_PREFIX}{self.name}__{tool} did not answer within {timeout:g} s"
+        except asyncio.CancelledError:
+            # The turn was stopped: the server stops too instead of working on for nobody.
+            request.answer.cancel()
+            request.scope.cancel()
+            raise
 
     def _unavailable(self) -> str:
         cause = f" ({self.last_error})" if self.last_error else ""
@@ -236,6 +248,10 @@ class McpConnection:
             self._in_flight.discard(request)
 
     async def _answer_call(self, client: Client, request: _Call) -> None:
+        with request.scope:  # cancelled by the caller: the SDK sends ``notifications/cancelled``
+            await self._run_call(client, request)
+
+    async def _run_call(self, client: Client, request: _Call) -> None:
         try:
             with anyio.fail_after(self.spec.timeout_seconds):
                 result = await client.call_tool(request.tool, request.arguments)
@@ -251,7 +267,7 @@ class McpConnection:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             _settle(request, self._lost_text())
             raise ConnectionLost(type(exc).__name__) from None
-        _settle(request, result_text(result))
+        _settle(request, result)
 
     async def _check_alive(self, client: Client) -> None:
         """After a timed-out call: a server that does not answer a listing is restarted."""
@@ -279,9 +295,9 @@ class McpConnection:
             _settle(self._calls.get_nowait(), text)
 
 
-def _settle(request: _Call, text: str) -> None:
+def _settle(request: _Call, answer: Answer) -> None:
     if not request.answer.done():
-        request.answer.set_result(text)
+        request.answer.set_result(answer)
 
 
 def _cause(exc: BaseException) -> str:

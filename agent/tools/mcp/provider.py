@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.tools.mcp.connection import McpConnection, McpToolInfo
-from agent.tools.mcp.results import ERROR_PREFIX
+from agent.tools.mcp.results import ERROR_PREFIX, result_content
 from agent.tools.mcp.spec import McpServerSpec
 from agent.tools.mcp.tool_lists import ToolListKeeper
-from agent.tools.registry import Tool
+from agent.tools.registry import Tool, ToolContent
+from agent.tools.result_images import ResultImages
 
 log = logging.getLogger(__name__)
 
@@ -35,39 +36,44 @@ class McpToolProvider:
     def __init__(self, connection: McpConnection) -> None:
         self.connection = connection
         self._source: list[McpToolInfo] | None = None
-        self._tools: list[Tool] = []
+        self._offered: list[McpToolInfo] = []
 
     @property
     def name(self) -> str:
         return self.connection.name
 
-    def tools(self) -> Sequence[Tool]:
+    def tools(self, images: ResultImages | None = None) -> Sequence[Tool]:
         """The tools of the server's newest listing (allow-list applied); the list kept by a
-        previous run while the server has not listed yet; none before it ever listed."""
+        previous run while the server has not listed yet; none before it ever listed. Their
+        images reach the model through ``images`` (None: as placeholders)."""
         known = self.connection.known_tools()
         if known is not self._source:
             spec = self.connection.spec
             self._source = known
-            self._tools = [self._tool(info) for info in known or [] if spec.offers(info.name)]
-        return self._tools
+            self._offered = [info for info in known or [] if spec.offers(info.name)]
+        return [self._tool(info, images) for info in self._offered]
 
-    def for_session(self) -> SessionTools:
-        """The server's tools as one session offers them (see :class:`SessionTools`)."""
-        return SessionTools(self)
+    def for_session(self, images: ResultImages | None = None) -> SessionTools:
+        """The server's tools as one session offers them (see :class:`SessionTools`), their
+        images shown through ``images``."""
+        return SessionTools(self, images)
 
-    def _tool(self, info: McpToolInfo) -> Tool:
-        async def handler(args: dict[str, Any]) -> str:
-            return await self._call(info.name, args)
+    def _tool(self, info: McpToolInfo, images: ResultImages | None) -> Tool:
+        async def handler(args: dict[str, Any]) -> ToolContent:
+            return await self._call(info.name, args, images)
 
         name = model_tool_name(self.name, info.name)
         ask = self.connection.spec.asks(info.name)
         return Tool(name, info.description, info.input_schema, handler, ask=ask)
 
-    async def _call(self, tool: str, args: dict[str, Any]) -> str:
+    async def _call(
+        self, tool: str, args: dict[str, Any], images: ResultImages | None
+    ) -> ToolContent:
         listed = self.connection.tools or []
         if self.connection.state == "ready" and all(t.name != tool for t in listed):
             return f"{ERROR_PREFIX}the {self.name} server no longer offers {tool}"
-        return await self.connection.call(tool, args)
+        result = await self.connection.call(tool, args)
+        return result if isinstance(result, str) else result_content(result, images)
 
 
 class SessionTools:
@@ -76,17 +82,18 @@ class SessionTools:
     never rewrites the cached prefix mid-visit. A tool the server removed stays listed until
     then and its calls return an error text; a server that had never listed joins at once."""
 
-    def __init__(self, provider: McpToolProvider) -> None:
+    def __init__(self, provider: McpToolProvider, images: ResultImages | None = None) -> None:
         self._provider = provider
-        self._tools = list(provider.tools())
+        self._images = images
+        self._tools = list(provider.tools(images))
 
     def tools(self) -> Sequence[Tool]:
         if not self._tools:
-            self._tools = list(self._provider.tools())
+            self._tools = list(self._provider.tools(self._images))
         return self._tools
 
     def refresh(self) -> bool:
-        newest = list(self._provider.tools())
+        newest = list(self._provider.tools(self._images))
         changed = [t.schema() for t in newest] != [t.schema() for t in self._tools]
         self._tools = newest
         return changed
