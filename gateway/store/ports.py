@@ -41,7 +41,7 @@ from agent.tools.mcp.tool_lists import ToolListStore
 from agent.tools.tool_output import ToolOutputStore
 
 if TYPE_CHECKING:
-    from agent.types import CompactionResult, Message, Usage
+    from agent.types import CompactionResult, Message, ToolCallRecord, Usage
     from gateway.messages.quarantine import DeadLetter
     from gateway.store.db import Store
     from gateway.store.job_records import JobRecord, NewJob
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from gateway.store.repository_dashboard import DayUsageGroup, SessionListing, UserDaySpend
     from gateway.store.repository_dead_letters import DeadLetterRecord
     from gateway.store.repository_forget import ForgetReport, OwnedData
+    from gateway.store.repository_tool_calls import ToolCallStats
     from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
 
 __all__ = [
@@ -229,7 +230,16 @@ class UsageSink(Protocol):
 
 @runtime_checkable
 class RecorderStore(UsageSink, Protocol):
-    """What a turn produces: messages, usage, compactions (a session's recorder)."""
+    """What a turn produces: messages, usage, tool calls, compactions (a session's recorder)."""
+
+    async def record_tool_call(
+        self,
+        session_id: int | None,
+        call: ToolCallRecord,
+        *,
+        started_at: datetime,
+        user_key: str | None = ...,
+    ) -> None: ...
 
     async def append_messages(
         self,
@@ -308,6 +318,10 @@ class CommandStore(Protocol):
     async def usage_by(
         self, grouping: UsageGrouping, since: datetime, user_key: str | None = ...
     ) -> list[SpendRow]: ...
+
+    async def tool_call_stats(
+        self, since: datetime, user_key: str | None = ..., *, per_user: bool = ...
+    ) -> list[ToolCallStats]: ...
 
     async def owned_data(self, platform: str, user_id: str) -> OwnedData: ...
 
