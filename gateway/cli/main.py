@@ -108,7 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     users.add_argument("--platform", default="telegram", help="default: telegram")
     mcp = sub.add_parser("mcp", parents=[common], help="MCP servers: state, tools, last error")
     mcp.add_argument("action", choices=["list"])
-    usage = sub.add_parser("usage", parents=[common], help="cost per user, day or model")
+    usage = sub.add_parser(
+        "usage", parents=[common], help="cost per user, day or model; tool calls per tool"
+    )
     usage.add_argument("--by", choices=["user", "day", "model"], default="user")
     usage.add_argument("--days", type=int, default=30, help="the last N UTC days (default 30)")
     dashboard = sub.add_parser(
