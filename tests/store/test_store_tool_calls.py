@@ -7,7 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agent.model_table import lookup_model
 from agent.types import ToolCallRecord, ToolOutcome
+from gateway.sessions.recorder import StoreRecorder
+from gateway.sessions.services import Billing
 from gateway.store.repository import Repository
 from gateway.store.repository_tool_calls import ToolCallStats
 
@@ -85,3 +88,24 @@ async def test_forgetting_a_user_deletes_their_tool_calls(calls: Repository) -> 
     await calls.forget_user("telegram", "42", owned)
     assert await calls.tool_call_stats(TODAY - timedelta(days=1), ALICE) == []
     assert [s.tool for s in await calls.tool_call_stats(TODAY, BOB)] == ["calculator"]
+
+
+async def test_the_recorder_bills_the_turns_user_and_dates_the_start_by_its_clock(
+    any_repo: Repository,
+) -> None:
+    session = await any_repo.get_or_create_session(ALICE, platform="telegram", chat_id="42")
+    ended = TODAY + timedelta(hours=10)
+    recorder = StoreRecorder(
+        any_repo,
+        session.id,
+        lookup_model("claude-sonnet-4-5"),
+        "anthropic",
+        lambda: "5m",
+        Billing(session.id, ALICE),
+        now=lambda: ended,
+    )
+    await recorder.record_tool_call(ToolCallRecord("calculator", "ok", 2.0))
+
+    [started_by_then] = await any_repo.tool_call_stats(ended - timedelta(seconds=2), ALICE)
+    assert (started_by_then.tool, started_by_then.run_seconds) == ("calculator", 2.0)
+    assert await any_repo.tool_call_stats(ended - timedelta(seconds=1), ALICE) == []
