@@ -32,6 +32,7 @@ from agent.tools.approvals import (
     ToolCallPreview,
     refusal_result,
 )
+from agent.tools.call_log import ToolCallLog, refusal_outcome
 from agent.tools.registry import ToolContent, ToolRegistry, parse_arguments
 from agent.types import (
     CompactionResult,
@@ -356,23 +357,24 @@ class AgentLoop:
             "gen_ai.tool.call.id": call_id,
         }
         with self.spans.span(f"execute_tool {name}", attributes):
-            if self.tools.needs_approval(name):
-                if approvals is None:
-                    return NO_ONE_TO_ASK_RESULT
-                try:
-                    args = parse_arguments(arguments)
-                except ValueError as exc:
-                    return f"Error: {exc}"
-                try:
-                    decision = await approvals.decide(ToolCallPreview(name, args))
-                except Exception as exc:  # the prompt could not be posted: the call is not run
-                    log.warning("tool %s: approval not asked (%s)", name, type(exc).__name__)
-                    return NOT_ASKED_RESULT
-                log.info("tool %s: approval %s", name, decision)
-                if decision not in ALLOWING:
-                    return refusal_result(decision)
-                arguments = args
-            return await self.tools.call(name, arguments)
+            async with ToolCallLog(self.context.recorder, name) as call:  # counted for /usage
+                if self.tools.needs_approval(name):
+                    if approvals is None:
+                        return call.not_run("not_asked", NO_ONE_TO_ASK_RESULT)
+                    try:
+                        args = parse_arguments(arguments)
+                    except ValueError as exc:
+                        return call.not_run("error", f"Error: {exc}")
+                    try:
+                        decision = await approvals.decide(ToolCallPreview(name, args))
+                    except Exception as exc:  # the prompt could not be posted: not run
+                        log.warning("tool %s: approval not asked (%s)", name, type(exc).__name__)
+                        return call.not_run("not_asked", NOT_ASKED_RESULT)
+                    log.info("tool %s: approval %s", name, decision)
+                    if decision not in ALLOWING:
+                        return call.not_run(refusal_outcome(decision), refusal_result(decision))
+                    arguments = args
+                return await call.run(self.tools.call(name, arguments))
 
 
 def usage_attributes(usage: Usage) -> dict[str, AttributeValue]:

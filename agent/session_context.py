@@ -18,6 +18,7 @@ from agent.types import (
     CompactionResult,
     CompactionTrigger,
     Message,
+    ToolCallRecord,
     Usage,
     note_stored_ids,
     unstored,
@@ -25,13 +26,17 @@ from agent.types import (
 
 
 class TurnRecorder(Protocol):
-    """Where every new message, usage and compaction goes (the host persists them)."""
+    """Where every new message, usage, tool call and compaction goes (the host persists them)."""
 
     async def record_messages(self, messages: list[Message]) -> list[int]:
         """Store new messages; returns their row ids, in order (the caller notes them)."""
 
     async def record_usage(self, usage: Usage, purpose: str) -> None:
         """Store the usage of one API call."""
+
+    async def record_tool_call(self, call: ToolCallRecord) -> None:
+        """Store that a tool was called, how long it ran and how it ended (for the usage
+        reports; never its arguments or result)."""
 
     async def record_compaction(self, result: CompactionResult) -> list[int]:
         """Persist a compaction (new context, flags, summary) in one transaction; returns the

@@ -134,6 +134,24 @@ class Usage:
         return self.prompt_tokens + self.output_tokens
 
 
+ToolOutcome = Literal["ok", "error", "denied", "timeout", "not_asked", "cancelled"]
+"""How a tool call ended: it ran and answered (``ok``) or answered an error text (``error``);
+the user denied it or did not answer the approval in time (``denied``, ``timeout``); its
+approval could not be asked (``not_asked``); ``/stop`` cancelled it (``cancelled``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One tool call, as the usage reports count it: never its arguments or its result."""
+
+    tool: str
+    """The tool's name as the model called it (``server__tool`` for an MCP tool)."""
+    outcome: ToolOutcome
+    run_seconds: float | None
+    """How long the tool itself ran (monotonic clock; the approval wait is not in it); None
+    when it never started (refused, or cancelled while waiting for approval)."""
+
+
 @dataclass(slots=True)
 class ModelResponse:
     """One model reply: the assistant message (chat-completions dict) and its usage."""

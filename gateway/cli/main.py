@@ -108,7 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     users.add_argument("--platform", default="telegram", help="default: telegram")
     mcp = sub.add_parser("mcp", parents=[common], help="MCP servers: state, tools, last error")
     mcp.add_argument("action", choices=["list"])
-    usage = sub.add_parser("usage", parents=[common], help="cost per user, day or model")
+    usage = sub.add_parser(
+        "usage", parents=[common], help="cost per user, day or model; tool calls per tool"
+    )
     usage.add_argument("--by", choices=["user", "day", "model"], default="user")
     usage.add_argument("--days", type=int, default=30, help="the last N UTC days (default 30)")
     dashboard = sub.add_parser(
@@ -378,10 +380,14 @@ async def _db(config: Config, args: argparse.Namespace) -> int:
 async def _config(config: Config, args: argparse.Namespace) -> int:
     import yaml
 
-    from gateway.config.schema import masked_config
+    from gateway.config.masking import masked_config
+    from gateway.config.secrets import install_log_sanitizer
 
+    # Masked by key and by shape first; then any configured secret's value still showing
+    # (an environment value pasted somewhere unmarked) is masked by the log sanitizer.
+    shown = masked_config(config, redact=install_log_sanitizer(config).redact)
     print(f"# configuration OK ({config.source})")
-    print(yaml.safe_dump(masked_config(config), sort_keys=False, allow_unicode=True), end="")
+    print(yaml.safe_dump(shown, sort_keys=False, allow_unicode=True), end="")
     return 0
 
 

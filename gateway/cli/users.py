@@ -2,7 +2,8 @@
 
 ``allow``/``deny`` store the same run-time decisions as the admins' ``/allow`` and ``/deny``
 (a running daemon applies them within seconds); ``list`` shows them beside the configured
-allowlists and admins. ``usage`` sums the recorded cost per user, day or model.
+allowlists and admins. ``usage`` sums the recorded cost per user, day or model, then the tool
+calls per tool (per user and tool with ``--by user``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 from gateway.commands.users import parse_user
 from gateway.config.schema import Config, database_url
 from gateway.platforms.registry import PLATFORMS
+from gateway.reports.tool_calls import tool_calls_table
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
 from gateway.users.access import usage_window
@@ -54,9 +56,12 @@ async def users_command(config: Config, args: argparse.Namespace) -> int:
 
 
 async def usage_command(config: Config, args: argparse.Namespace) -> int:
+    since = usage_window(args.days)
     store = await open_store(database_url(config))
     try:
-        rows = await Repository(store).usage_by(args.by, usage_window(args.days))
+        repo = Repository(store)
+        rows = await repo.usage_by(args.by, since)
+        tool_calls = await repo.tool_call_stats(since, per_user=args.by == "user")
     finally:
         await store.close()
     print(f"{args.by:<28} {'calls':>7} {'input':>11} {'cached':>11} {'output':>9}  hit   cost")
@@ -67,4 +72,11 @@ async def usage_command(config: Config, args: argparse.Namespace) -> int:
             f"{row.cache_hit_rate:>4.0%}  ${row.cost_usd:.4f}"
         )
     print(f"total: ${sum(row.cost_usd for row in rows):.4f} over the last {args.days} day(s)")
+    print()
+    per = "user and tool" if args.by == "user" else "tool"
+    print(f"tool calls per {per} (run time in seconds; refused: approval not given)")
+    for line in tool_calls_table(tool_calls):
+        print(line)
+    calls = sum(s.calls for s in tool_calls)
+    print(f"total: {calls} tool call(s) over the last {args.days} day(s)")
     return 0

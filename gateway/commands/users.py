@@ -9,6 +9,7 @@ the same from the shell.
 from __future__ import annotations
 
 from gateway.commands.registry import CommandContext, CommandSpec
+from gateway.reports.tool_calls import tool_calls_text
 from gateway.store.repository_users import Access, SpendRow
 from gateway.users.access import day_start, month_start
 from gateway.users.allowlist import UserEntry
@@ -70,32 +71,48 @@ def spend_line(label: str, row: SpendRow | None) -> str:
 
 
 async def my_usage_text(ctx: CommandContext) -> str:
-    """The caller's own spend today and this month (every chat of theirs)."""
+    """The caller's own spend and tool calls today and this month (every chat of theirs)."""
     repo = ctx.sessions.services.repo
     key = ctx.address.user_key
     if key is None:
         return ""
     today = await repo.usage_by("user", day_start(), key)
     month = await repo.usage_by("user", month_start(), key)
-    return "\n".join(
+    spend = "\n".join(
         [
             "You (every chat):",
             spend_line("  today (UTC)", today[0] if today else None),
             spend_line("  this month", month[0] if month else None),
         ]
     )
+    tools = tool_calls_text(
+        "Your tool calls:",
+        [
+            ("today (UTC)", await repo.tool_call_stats(day_start(), key)),
+            ("this month", await repo.tool_call_stats(month_start(), key)),
+        ],
+    )
+    return f"{spend}\n{tools}"
 
 
 async def everyones_usage_text(ctx: CommandContext) -> str:
-    """``/usage all`` (admins): this month per user."""
-    rows = await ctx.sessions.services.repo.usage_by("user", month_start())
+    """``/usage all`` (admins): this month per user, and everyone's tool calls."""
+    repo = ctx.sessions.services.repo
+    rows = await repo.usage_by("user", month_start())
     if not rows:
         return "This month: no usage yet."
     lines = ["This month, per user:"]
     lines += [spend_line(f"  {row.group}", row) for row in rows]
     total = sum(row.cost_usd for row in rows)
     lines.append(f"  total: ${total:.2f}")
-    return "\n".join(lines)
+    tools = tool_calls_text(
+        "Everyone's tool calls:",
+        [
+            ("today (UTC)", await repo.tool_call_stats(day_start())),
+            ("this month", await repo.tool_call_stats(month_start())),
+        ],
+    )
+    return "\n".join([*lines, tools])
 
 
 USER_COMMANDS = (

@@ -414,31 +414,6 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     return parse_config(data, source=str(candidate))
 
 
-SECRET_HINTS = ("token", "key", "secret", "password")
-
-
-def masked_config(config: Config) -> dict[str, Any]:
-    """The effective configuration as a dict, with any secret-looking values masked."""
-    data = config.model_dump(mode="json")
-
-    def mask(node: Any, key: str = "") -> Any:
-        if isinstance(node, dict):
-            return {k: mask(v, k) for k, v in node.items()}
-        if isinstance(node, list):
-            return [mask(v, key) for v in node]
-        lowered = key.lower()
-        if isinstance(node, str) and any(h in lowered for h in SECRET_HINTS):
-            if lowered.endswith("_env"):
-                return node
-            return "***"
-        return node
-
-    masked = mask(data)
-    if isinstance(masked.get("database"), dict) and masked["database"].get("url"):
-        masked["database"]["url"] = mask_url(masked["database"]["url"])
-    return masked
-
-
 def mask_url(url: str) -> str:
     """Hide a password embedded in a database URL."""
     if "://" in url and "@" in url:

@@ -1,4 +1,4 @@
-"""The secrets the configuration names, handed to the log sanitizer
+"""The secrets the configuration names (and any written into it), handed to the log sanitizer
 (:mod:`gateway.text.redaction`) before anything is logged."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import os
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from gateway.config.masking import literal_secrets
 from gateway.config.schema import Config
 from gateway.platforms.registry import PLATFORMS
 from gateway.settings.mcp import mcp_secret_env_names
@@ -42,4 +43,4 @@ def _database_password(config: Config) -> list[str]:
 def install_log_sanitizer(config: Config) -> LogSanitizer:
     """Mask the configured secrets in every log record from now on; safe to call repeatedly."""
     values = [os.environ.get(name, "") for name in configured_secret_env_names(config)]
-    return install_sanitizer([*values, *_database_password(config)])
+    return install_sanitizer([*values, *_database_password(config), *literal_secrets(config)])

@@ -182,6 +182,7 @@ class _Pages:
                 row.group: row.cost_usd for row in await self.ctx.repo.usage_by("user", day_start())
             },
             per_day=await self.ctx.repo.spend_by_user_and_day(since),
+            tool_calls=await self.ctx.repo.tool_call_stats(since, per_user=True),
             decisions=await self.ctx.repo.access_records(),
             limits=self.ctx.limits,
             platforms=self.ctx.platforms,

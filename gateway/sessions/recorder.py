@@ -1,15 +1,22 @@
-"""Persists what the agent loop produces: messages, usage with its cost, compactions."""
+"""Persists what the agent loop produces: messages, usage with its cost, tool calls,
+compactions."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 from agent.model_table import ModelInfo, cost_usd, pricing_for_call, writes_by_tier
 from agent.tokens import cache_message_tokens
-from agent.types import CompactionResult, Message, Usage
+from agent.types import CompactionResult, Message, ToolCallRecord, Usage
 from gateway.sessions.services import Billing
 from gateway.store.ports import RecorderStore
 from gateway.store.records import InboundLink
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware UTC (the recorder's default clock)."""
+    return datetime.now(UTC)
 
 
 class StoreRecorder:
@@ -23,6 +30,7 @@ class StoreRecorder:
         provider: str,
         cache_ttl: Callable[[], str],
         billing: Billing | None = None,
+        now: Callable[[], datetime] = utc_now,
     ) -> None:
         self.repo = repo
         self.billing = billing or Billing(session_id)
@@ -33,6 +41,8 @@ class StoreRecorder:
         self.cache_ttl = cache_ttl
         """The session's cache tier now ("5m" or "1h"): writes a provider does not split by
         tier (OpenRouter) are priced at it."""
+        self.now = now
+        """The wall clock a tool call's start time is read from (UTC)."""
         self._visit_start = False
 
     def mark_visit_start(self, cold: bool) -> None:
@@ -78,6 +88,14 @@ class StoreRecorder:
             visit_start=visit_start,
             cache_write_1h_tokens=writes_by_tier(usage, tier)[1],
             user_key=self.billing.user_key,
+        )
+
+    async def record_tool_call(self, call: ToolCallRecord) -> None:
+        """Store a finished tool call for the user of the turn; it started its run time
+        before now (a call that never ran, now)."""
+        started_at = self.now() - timedelta(seconds=call.run_seconds or 0.0)
+        await self.repo.record_tool_call(
+            self.session_id, call, started_at=started_at, user_key=self.billing.user_key
         )
 
     async def record_compaction(self, result: CompactionResult) -> list[int]:

@@ -41,7 +41,7 @@ from agent.tools.mcp.tool_lists import ToolListStore
 from agent.tools.tool_output import ToolOutputStore
 
 if TYPE_CHECKING:
-    from agent.types import CompactionResult, Message, Usage
+    from agent.types import CompactionResult, Message, ToolCallRecord, Usage
     from gateway.messages.quarantine import DeadLetter
     from gateway.store.db import Store
     from gateway.store.job_records import JobRecord, NewJob
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from gateway.store.repository_dashboard import DayUsageGroup, SessionListing, UserDaySpend
     from gateway.store.repository_dead_letters import DeadLetterRecord
     from gateway.store.repository_forget import ForgetReport, OwnedData
+    from gateway.store.repository_tool_calls import ToolCallStats
     from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
 
 __all__ = [
@@ -229,7 +230,16 @@ class UsageSink(Protocol):
 
 @runtime_checkable
 class RecorderStore(UsageSink, Protocol):
-    """What a turn produces: messages, usage, compactions (a session's recorder)."""
+    """What a turn produces: messages, usage, tool calls, compactions (a session's recorder)."""
+
+    async def record_tool_call(
+        self,
+        session_id: int | None,
+        call: ToolCallRecord,
+        *,
+        started_at: datetime,
+        user_key: str | None = ...,
+    ) -> None: ...
 
     async def append_messages(
         self,
@@ -309,6 +319,10 @@ class CommandStore(Protocol):
         self, grouping: UsageGrouping, since: datetime, user_key: str | None = ...
     ) -> list[SpendRow]: ...
 
+    async def tool_call_stats(
+        self, since: datetime, user_key: str | None = ..., *, per_user: bool = ...
+    ) -> list[ToolCallStats]: ...
+
     async def owned_data(self, platform: str, user_id: str) -> OwnedData: ...
 
     async def forget_user(self, platform: str, user_id: str, owned: OwnedData) -> ForgetReport: ...
@@ -373,6 +387,10 @@ class DashboardStore(Protocol):
     async def spend_since(self, since: datetime, user_key: str | None = ...) -> float: ...
 
     async def spend_by_user_and_day(self, since: datetime) -> list[UserDaySpend]: ...
+
+    async def tool_call_stats(
+        self, since: datetime, user_key: str | None = ..., *, per_user: bool = ...
+    ) -> list[ToolCallStats]: ...
 
     async def search_sessions(
         self, text: str = ..., *, limit: int = ...

@@ -17,7 +17,8 @@
 * memory (``repository_memory``): each user's (or group chat's) remembered entries;
 * jobs (``repository_jobs``): scheduled jobs and each user's time zone;
 * recall (``repository_recall``): searching the earlier sessions an owner may see;
-* MCP tool lists and large tool outputs (``repository_mcp``).
+* MCP tool lists and large tool outputs (``repository_mcp``);
+* tool calls (``repository_tool_calls``): each call's tool, time and outcome, per-tool sums.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -52,6 +53,7 @@ from gateway.store.repository_sessions import (
     UPDATABLE_SESSION_FIELDS,
     SessionQueries,
 )
+from gateway.store.repository_tool_calls import ToolCallQueries
 from gateway.store.repository_usage import UsageQueries
 from gateway.store.repository_users import UserQueries
 
@@ -83,6 +85,7 @@ class Repository(
     RecallQueries,
     McpToolListQueries,
     ToolOutputQueries,
+    ToolCallQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

@@ -3,9 +3,9 @@
 A user's own conversations are the sessions they started in which nobody else ever wrote
 (their private chat, their per-user group sessions); a group conversation shared with others
 stays, since it holds the others' messages too. With those sessions go their messages,
-attachments, compactions and usage rows; the user's usage rows elsewhere, their finished
-inbound records (raw text included), their quarantined updates and the finished replies of
-their conversations go too.
+attachments, compactions, usage and tool-call rows; the user's usage and tool-call rows
+elsewhere, their finished inbound records (raw text included), their quarantined updates and
+the finished replies of their conversations go too.
 Blob files no longer referenced by any attachment are returned for the caller to delete.
 Run-time access decisions (``/allow``) are the admins' and stay.
 """
@@ -30,6 +30,7 @@ from gateway.store.tables import (
     ReplyPartRow,
     ReplyRow,
     SessionRow,
+    ToolCallRow,
     ToolOutputRow,
 )
 
@@ -128,6 +129,11 @@ class ForgetQueries(RepositoryBase):
             _delete_search_rows(connection, message_ids)
             connection.execute(delete(CompactionRow).where(CompactionRow.session_id.in_(ids)))
             connection.execute(delete(ToolOutputRow).where(ToolOutputRow.session_id.in_(ids)))
+            connection.execute(
+                delete(ToolCallRow).where(
+                    or_(ToolCallRow.session_id.in_(ids), ToolCallRow.user_key == user_key)
+                )
+            )
             usage = connection.execute(
                 delete(ApiUsageRow).where(
                     or_(ApiUsageRow.session_id.in_(ids), ApiUsageRow.user_key == user_key)

@@ -198,6 +198,25 @@ class ApiUsageRow(Base):
     """``platform:user_id`` of the user whose message the call answered (per-user budgets)."""
 
 
+class ToolCallRow(Base):
+    """One tool call the agent made: whose turn, which tool, when, how long it ran and how it
+    ended (never its arguments or result)."""
+
+    __tablename__ = "tool_calls"
+    __table_args__ = (Index("ix_tool_calls_user_key_started_at", "user_key", "started_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    user_key: Mapped[str | None] = mapped_column(String, nullable=True)
+    """``platform:user_id`` of the user whose turn made the call (as on ``api_usage``)."""
+    tool: Mapped[str] = mapped_column(String)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    run_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The tool's own run time; null when it never ran (refused, cancelled before it ran)."""
+    outcome: Mapped[str] = mapped_column(String)
+    """``ok``, ``error``, ``denied``, ``timeout``, ``not_asked`` or ``cancelled``."""
+
+
 class UserAccessRow(Base):
     """A user an admin allowed or denied at run time, by id or by username (overrides the
     config's ``allowed_users``)."""

@@ -19,6 +19,7 @@ import pytest
 from markupsafe import escape
 from prometheus_client.parser import text_string_to_metric_families
 
+from agent.types import ToolCallRecord
 from gateway.config.prices import chat_model_info
 from gateway.config.schema import Config
 from gateway.dashboard.app import create_app
@@ -240,6 +241,22 @@ async def test_allow_and_deny_store_the_decision_and_need_the_csrf_token(night: 
     for row in totals:
         assert f'data-user="{row.group}">' in users_html
         assert f"${row.cost_usd:.4f}" in users_html
+
+
+async def test_users_page_lists_tool_calls_per_user_and_tool(night: Config) -> None:
+    alice = f"telegram:{ALICE}"
+    async with dashboard(night) as (client, repo):
+        now = datetime.now(UTC)
+        for outcome, seconds in (("ok", 0.25), ("error", 1.5), ("denied", None)):
+            call = ToolCallRecord("notes__read", outcome, seconds)
+            await repo.record_tool_call(1, call, started_at=now, user_key=alice)
+        await _login(client)
+        html = (await client.get("/users")).text
+
+    row = re.search(rf'data-user-tool="{alice} notes__read">(.*?)</tr>', html, re.S)
+    assert row, html
+    cells = re.findall(r">([^<]*)</td>", row.group(1))
+    assert cells == [alice, "notes__read", "3", "1", "1", "0", "1.750 s", "1.500 s"]
 
 
 async def test_metrics_parse_and_agree_with_the_database(night: Config) -> None:

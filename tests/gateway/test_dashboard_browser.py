@@ -24,6 +24,8 @@ import httpx
 import pytest
 import uvicorn
 from selenium import webdriver
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
 
 from gateway.config.schema import Config, database_url
 from gateway.dashboard.app import create_app
@@ -157,6 +159,9 @@ async def test_the_dashboard_in_a_real_browser(
     field = browser.find_element("css selector", "#decide input[name=user]")
     await run(field.send_keys, str(CAROL))
     await run(browser.find_element("css selector", "#decide button").click)
+    # The click returns before the form's redirect has loaded: wait for the page it leads to.
+    stored = expected_conditions.presence_of_element_located(("css selector", "#done"))
+    await run(WebDriverWait(browser, BROWSER_GUARD_SECONDS).until, stored)
     assert "Stored: allow telegram:77" in await run(text, "#done")
     decisions = await repo.access_records()
     assert [(d.user_id, d.access, d.set_by) for d in decisions] == [

@@ -8,12 +8,12 @@ import pytest
 import yaml
 
 from gateway.cli.main import main
+from gateway.config.masking import literal_secrets, masked_config
 from gateway.config.schema import (
     Config,
     ConfigError,
     MissingSecretError,
     load_config,
-    masked_config,
     parse_config,
     require_secret,
 )
@@ -106,3 +106,18 @@ def test_config_check_prints_the_effective_configuration(tmp_path, capsys):
     printed = yaml.safe_load(capsys.readouterr().out)
     assert printed["compression"]["threshold"] == 0.6
     assert printed["prompt_caching"]["cache_ttl"] == "auto"
+
+
+def test_config_check_shows_header_templates_and_masks_literal_secrets():
+    server = {
+        "url": "https://bot:pw-123@mcp.example:8443/mcp?token=t-456&region=eu",
+        "headers": {"Authorization": "Bearer ${SEARCH_TOKEN}", "X-Api": "literal-789"},
+    }
+    child = {"command": "notes", "args": ["--auth", "a-1", "--api-key=k-2", "-v"], "env": ["X"]}
+    config = parse_config({"mcp": {"servers": {"search": server, "notes": child}}})
+    shown = masked_config(config)["mcp"]["servers"]
+    assert shown["search"]["url"] == "https://bot:***@mcp.example:8443/mcp?token=***&region=eu"
+    assert shown["search"]["headers"] == {"Authorization": "Bearer ${SEARCH_TOKEN}", "X-Api": "***"}
+    assert shown["notes"]["args"] == ["--auth", "***", "--api-key=***", "-v"]
+    assert shown["notes"]["env"] == ["X"]
+    assert literal_secrets(config) == {"pw-123", "t-456", "literal-789", "a-1", "k-2"}
