@@ -193,7 +193,9 @@ class ContextCompressor(ContextEngine):
         previous = self._previous_summary_in([messages[i] for i in middle])
         previous_tokens = count_text_tokens(previous) if previous else 0
         content_tokens = sum(sizes[i] for i in content)
-        pruned = prune_tool_outputs(messages, self.protect_first_n, len(messages))
+        pruned = prune_tool_outputs(
+            messages, self.protect_first_n, len(messages), attachments_end=layout.prune_end
+        )
         kept_sizes = [
             size if new is old else cache_message_tokens(new)
             for size, new, old in zip(sizes, pruned, messages, strict=True)
@@ -234,7 +236,9 @@ class ContextCompressor(ContextEngine):
         # While the cache is cold anyway the tail's tool outputs go too: the model read them
         # visits ago, their text stays in the store, and each would be written again.
         prune_end = len(messages) if cold else self._prune_end(messages, sizes, layout)
-        pruned = prune_tool_outputs(messages, self.protect_first_n, prune_end, names)
+        pruned = prune_tool_outputs(
+            messages, self.protect_first_n, prune_end, names, attachments_end=layout.prune_end
+        )
         middle = [messages[i] for i in layout.middle_indices()]
         content = [m for m in middle if not is_summary_message(m)]
         summary_kept = any(is_summary_message(m) for m in messages[layout.kept_after_summary :])
@@ -267,11 +271,18 @@ class ContextCompressor(ContextEngine):
         the last user message, and in the turn those beyond the tail's token budget."""
         if not self.enabled or not self.prune_tail:
             return None
+        last_user = last_user_index(messages, self.protect_first_n)
+        if last_user is None:
+            return None
         sizes = [cache_message_tokens(m) for m in messages]
-        last_user = last_user_index(messages, self.protect_first_n) or 0
         head_end = align_head_forward(messages, self.protect_first_n)
         by_budget = tail_start_by_budget(messages, sizes, head_end, self.tail_token_budget)
-        pruned = prune_tool_outputs(messages, self.protect_first_n, max(last_user, by_budget))
+        pruned = prune_tool_outputs(
+            messages,
+            self.protect_first_n,
+            max(last_user, by_budget),
+            attachments_end=0,  # photos stay until a compaction: people ask about them again
+        )
         if all(new is old for new, old in zip(pruned, messages, strict=True)):
             return None
         before = sum(sizes)

@@ -69,6 +69,11 @@ EngineCopy = Callable[[], ContextEngine]
 """Builds a fresh engine in the session engine's current state (for a background compaction)."""
 
 
+THRESHOLD_PRUNE_MIN_SHARE = 0.2
+"""At the threshold, clearing used outputs stands in for a compaction only when it takes at
+least this share of the prompt away (a prompt the API counts larger than the local estimate
+must not be cleared a little at every call, each time rewriting the cache)."""
+
 THRESHOLD_TRIGGERS: frozenset[CompactionTrigger] = frozenset({"agent", "hygiene"})
 """Compactions the window asks for, which may run beside the turns while the prompt fits."""
 
@@ -192,7 +197,10 @@ class CompactionScheduler:
         first = next((i for i, (new, old) in pairs if new is not old), len(messages))
         rewritten = sum(cache_message_tokens(m) for m in result.messages[first:])
         if at_threshold:
-            fits = not self.session.engine.should_compress(result.tokens_after)
+            saves = result.tokens_before - result.tokens_after
+            fits = saves >= THRESHOLD_PRUNE_MIN_SHARE * result.tokens_before and (
+                not self.session.engine.should_compress(result.tokens_after)
+            )
             log.debug("threshold: clearing used tool outputs %s", "does" if fits else "does not")
             return result if fits else None
         saved = result.tokens_before - result.tokens_after

@@ -36,6 +36,9 @@ class Tool:
     handler: ToolHandler
     ask: bool = False
     """Each call needs the user's approval first (``agent.tools.approvals``)."""
+    pages_itself: bool = False
+    """The tool sizes its own results (a context engine's tools page what they reopen): they
+    are not clipped."""
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -106,6 +109,7 @@ class ToolRegistry:
                     schema.get("description", ""),
                     schema.get("input_schema", {"type": "object"}),
                     handler,
+                    pages_itself=True,
                 )
             )
 
@@ -138,6 +142,8 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not kill the turn; the model is told
             log.exception("tool %s failed", name)
             return f"Error: tool {name} failed ({type(exc).__name__})"
+        if tool.pages_itself:
+            return result
         if isinstance(result, list):
             return await self._fitted_parts(name, result)
         return await self._fitted(name, result)

@@ -39,7 +39,12 @@ SECRET_QUERY = re.compile(r"token|key|secret|password|auth|sig", re.I)
 def is_secret_key(key: str) -> bool:
     """Whether a configuration key holds a secret value (not a variable's name)."""
     lowered = key.lower()
-    return any(h in lowered for h in SECRET_HINTS) and not lowered.endswith("_env")
+    if lowered.endswith("_env"):
+        return False
+    # By whole words: ``api_key`` and ``bot_token`` are secrets, ``max_tool_result_tokens``
+    # (a count) is not.
+    words = re.split(r"[^a-z0-9]+", lowered)
+    return any(word in SECRET_HINTS or word.endswith(("apikey", "password")) for word in words)
 
 
 def mask_header(value: str, found: set[str] | None = None) -> str:

@@ -15,6 +15,7 @@ from agent.model_table import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, 
 from bench.gateway_load import MODEL_KEY_ENV, TELEGRAM_TOKEN_ENV
 from bench.overnight_cost import ANCHOR, NEW, render, run_bench
 from bench.overnight_replay import ReplayResult
+from bench.tool_transcripts import ToolTranscriptSpec, generate_tools
 from bench.transcripts import TranscriptSpec, generate
 
 SMALL = TranscriptSpec(conversations=2, turns=50, turns_per_visit=6.0, system_prompt_tokens=900)
@@ -65,3 +66,22 @@ async def test_a_small_replay_loses_nothing_and_its_breakdown_adds_up() -> None:
     assert sum(anchor.compactions.values()) > 0
     printed = render(report)
     assert "new/anchor 6K" in printed and printed.splitlines()[-1].startswith("OK")
+
+
+async def test_a_small_tool_replay_makes_every_call_and_loses_nothing() -> None:
+    transcripts = generate_tools(5, ToolTranscriptSpec(conversations=1, turns=6))
+    planned = sum(len(step) for turn in transcripts.timeline for step in turn.steps)
+
+    report = await run_bench(
+        transcripts, windows=(32_000,), policies=(ANCHOR, NEW), latency_conversations=0
+    )
+
+    assert planned > 0
+    for result in report.costs:
+        assert result.problems == []
+        assert (result.lost, result.invalid_requests, result.over_window) == (0, 0, 0)
+        assert result.answered == result.turns == transcripts.turns
+        assert result.tool_calls == planned + result.page_reads
+        assert 0 < result.largest_prompt <= 32_000
+        assert result.costs.total == pytest.approx(emulator_counted_usd(result))
+    assert "tool calls" in render(report)

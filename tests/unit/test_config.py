@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from gateway.cli.main import main
-from gateway.config.masking import literal_secrets, masked_config
+from gateway.config.masking import is_secret_key, literal_secrets, masked_config
 from gateway.config.schema import (
     Config,
     ConfigError,
@@ -121,3 +121,10 @@ def test_config_check_shows_header_templates_and_masks_literal_secrets():
     assert shown["notes"]["args"] == ["--auth", "***", "--api-key=***", "-v"]
     assert shown["notes"]["env"] == ["X"]
     assert literal_secrets(config) == {"pw-123", "t-456", "literal-789", "a-1", "k-2"}
+
+
+def test_counts_named_after_tokens_are_not_secrets():
+    config = parse_config({"agent": {"max_tool_result_tokens": "auto"}})
+    assert masked_config(config)["agent"]["max_tool_result_tokens"] == "auto"
+    assert "auto" not in literal_secrets(config)
+    assert is_secret_key("api_key") and is_secret_key("bot_token") and is_secret_key("password")

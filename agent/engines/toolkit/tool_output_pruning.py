@@ -64,9 +64,12 @@ def prune_tool_outputs(
     start: int,
     end: int,
     tool_names: dict[str, str] | None = None,
+    *,
+    attachments_end: int | None = None,
 ) -> list[Message]:
     """Return ``messages`` with tool outputs in ``[start, end)`` cleared or de-duplicated, and
-    images and documents before ``end`` replaced by placeholders.
+    images and documents before ``attachments_end`` (default ``end``) replaced by placeholders:
+    a caller clearing used outputs inside a turn keeps the turn's own request whole.
 
     The list keeps its length and order; untouched messages are the same dicts. An output that
     appears again later (anywhere) becomes a duplicate pointer; otherwise an output over
@@ -80,6 +83,7 @@ def prune_tool_outputs(
     pruned = list(messages)
     # Attachments (a user's photos, a tool result's images) are pruned in the protected head
     # too: their text stays, the bytes go.
+    bytes_end = end if attachments_end is None else min(end, attachments_end)
     for index in range(0, min(end, len(messages))):
         message = messages[index]
         cleared = None
@@ -87,7 +91,7 @@ def prune_tool_outputs(
             cleared = _cleared_output(message, names, last_seen, index)
         if cleared is not None:
             pruned[index] = replace_content(message, cleared)
-        elif (without := without_attachments(message)) is not None:
+        elif index < bytes_end and (without := without_attachments(message)) is not None:
             pruned[index] = without
     return pruned
 
