@@ -25,9 +25,6 @@ import random
 from dataclasses import dataclass
 
 from bench.transcripts import (
-    DAY_SECONDS,
-    MIN_CONVERSATION_TURNS,
-    START_EPOCH,
     Conversation,
     ProseWriter,
     ToolCall,
@@ -35,7 +32,8 @@ from bench.transcripts import (
     TranscriptSpec,
     Turn,
     _split,
-    system_prompt,
+    build_set,
+    visit_gap,
 )
 
 TOOL_WEIGHTS = {"read_file": 0.45, "run_command": 0.35, "fetch_page": 0.20}
@@ -135,11 +133,7 @@ def _conversation(
     now = start
     for visit, size in enumerate(sizes):
         if visit:
-            gap_days = rng.lognormvariate(
-                math.log(spec.visit_gap_median_days), spec.visit_gap_sigma
-            )
-            gap = round(gap_days * DAY_SECONDS)
-            now += max(spec.min_visit_gap_seconds, min(spec.max_visit_gap_seconds, gap))
+            now += visit_gap(spec, rng)
         per_turn = _split(maker.calls_in_visit(), size, rng, sigma=0.8, minimum=0)
         for position in range(size):
             if position:
@@ -168,18 +162,12 @@ def generate_tools(seed: int, spec: ToolTranscriptSpec | None = None) -> Transcr
     spec = spec or ToolTranscriptSpec()
     rng = random.Random(seed)
     maker = _CallMaker(rng, spec)
-    prompt = system_prompt(spec.system_prompt_tokens, rng)
-    minimum = min(MIN_CONVERSATION_TURNS, spec.turns // spec.conversations)
-    sizes = _split(spec.turns, spec.conversations, rng, sigma=0.4, minimum=minimum)
-    conversations = tuple(
-        _conversation(index, size, START_EPOCH + rng.randint(0, 3 * DAY_SECONDS), spec, rng, maker)
-        for index, size in enumerate(sizes)
+    return build_set(
+        seed,
+        spec,
+        rng,
+        lambda index, turns, start: _conversation(index, turns, start, spec, rng, maker),
     )
-    timeline = sorted(
-        (turn for c in conversations for turn in c.turns),
-        key=lambda turn: (turn.sent_at, turn.conversation, turn.index),
-    )
-    return TranscriptSet(seed, spec, prompt, conversations, tuple(timeline))
 
 
 def world(transcripts: TranscriptSet) -> dict[str, dict[str, int]]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -256,6 +257,13 @@ def system_prompt(tokens: int, rng: random.Random) -> str:
     return f"{head}\n\nBackground notes:\n{notes}"
 
 
+def visit_gap(spec: TranscriptSpec, rng: random.Random) -> int:
+    """Seconds from one visit's last message to the next visit's first (log-normal days)."""
+    gap_days = rng.lognormvariate(math.log(spec.visit_gap_median_days), spec.visit_gap_sigma)
+    gap = round(gap_days * DAY_SECONDS)
+    return max(spec.min_visit_gap_seconds, min(spec.max_visit_gap_seconds, gap))
+
+
 def _conversation(
     index: int, turns: int, start: int, spec: TranscriptSpec, rng: random.Random
 ) -> Conversation:
@@ -266,11 +274,7 @@ def _conversation(
     now = start
     for visit, size in enumerate(sizes):
         if visit:
-            gap_days = rng.lognormvariate(
-                math.log(spec.visit_gap_median_days), spec.visit_gap_sigma
-            )
-            gap = round(gap_days * DAY_SECONDS)
-            now += max(spec.min_visit_gap_seconds, min(spec.max_visit_gap_seconds, gap))
+            now += visit_gap(spec, rng)
         for position in range(size):
             if position:
                 now += rng.randint(spec.min_gap_seconds, spec.max_gap_seconds)
@@ -295,11 +299,24 @@ def generate(seed: int, spec: TranscriptSpec | None = None) -> TranscriptSet:
     """The transcript set of ``seed``: the same seed and spec always give the same set."""
     spec = spec or TranscriptSpec()
     rng = random.Random(seed)
+    return build_set(
+        seed, spec, rng, lambda index, turns, start: _conversation(index, turns, start, spec, rng)
+    )
+
+
+def build_set(
+    seed: int,
+    spec: TranscriptSpec,
+    rng: random.Random,
+    conversation: Callable[[int, int, int], Conversation],
+) -> TranscriptSet:
+    """A set of ``spec.conversations`` conversations, each made by ``conversation(index,
+    turns, start)``, sharing one system prompt, all drawn from ``rng``."""
     prompt = system_prompt(spec.system_prompt_tokens, rng)
     minimum = min(MIN_CONVERSATION_TURNS, spec.turns // spec.conversations)
     sizes = _split(spec.turns, spec.conversations, rng, sigma=0.4, minimum=minimum)
     conversations = tuple(
-        _conversation(index, size, START_EPOCH + rng.randint(0, 3 * DAY_SECONDS), spec, rng)
+        conversation(index, size, START_EPOCH + rng.randint(0, 3 * DAY_SECONDS))
         for index, size in enumerate(sizes)
     )
     timeline = sorted(
