@@ -52,6 +52,10 @@ class ToolOutputStore(Protocol):
     async def load_tool_output(self, session_id: int, output_id: int) -> str | None:
         """The kept text, None when the session has no output with that id."""
 
+    async def load_tool_result(self, session_id: int, call_id: str) -> str | None:
+        """The text of the result of tool call ``call_id`` as it first entered the session's
+        context (before any clearing), None when the session has no such call."""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolOutputs:
@@ -84,34 +88,48 @@ class ToolOutputs:
         return head + note + tail
 
     async def page(self, args: dict[str, Any]) -> str:
-        """The ``tool_output`` tool: one page of a kept output."""
+        """The ``tool_output`` tool: one page of a kept output (``ref``) or of a cleared
+        result (``call``)."""
         try:
-            ref, page = int(args.get("ref", 0)), int(args.get("page", 1))
+            page = int(args.get("page", 1))
+            ref = int(args["ref"]) if args.get("ref") is not None else None
         except (TypeError, ValueError):
             raise ToolError("ref and page must be whole numbers") from None
-        text = await self.store.load_tool_output(self.session_id, ref)
-        if text is None:
-            raise ToolError(f"no kept tool output {ref} in this conversation")
+        call = args.get("call")
+        if ref is not None:
+            text = await self.store.load_tool_output(self.session_id, ref)
+            name = f"output {ref}"
+            if text is None:
+                raise ToolError(f"no kept tool output {ref} in this conversation")
+        elif isinstance(call, str) and call:
+            text = await self.store.load_tool_result(self.session_id, call)
+            name = f"result of call {call}"
+            if text is None:
+                raise ToolError(f"no tool call {call} in this conversation")
+        else:
+            raise ToolError("give ref (a shortened output) or call (a cleared one)")
         pages = max(1, math.ceil(len(text) / self.page_chars))
         if not 1 <= page <= pages:
-            raise ToolError(f"output {ref} has pages 1 to {pages}")
+            raise ToolError(f"{name} has pages 1 to {pages}")
         start = (page - 1) * self.page_chars
         body = text[start : start + self.page_chars]
-        return f"[output {ref}, page {page} of {pages}]\n{body}"
+        return f"[{name}, page {page} of {pages}]\n{body}"
 
     def tool(self) -> Tool:
         """The ``tool_output`` tool for the session's registry."""
         return Tool(
             TOOL_OUTPUT_NAME,
             "Read one page of a long tool output that was shortened in the conversation "
-            "(its note gives the ref and the number of pages).",
+            "(its note gives the ref and the number of pages), or of an old one that was "
+            "cleared (its line gives the call id).",
             {
                 "type": "object",
                 "properties": {
-                    "ref": {"type": "integer", "description": "the output's ref"},
+                    "ref": {"type": "integer", "description": "a shortened output's ref"},
+                    "call": {"type": "string", "description": "a cleared output's call id"},
                     "page": {"type": "integer", "description": "the page, from 1"},
                 },
-                "required": ["ref", "page"],
+                "required": ["page"],
             },
             self.page,
         )

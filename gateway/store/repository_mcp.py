@@ -9,8 +9,9 @@ from typing import Any, cast
 from sqlalchemy import Connection, Table, delete, insert, select
 
 from agent.tools.mcp.spec import McpToolInfo
+from agent.types import content_text
 from gateway.store.repository_base import RepositoryBase
-from gateway.store.tables import McpToolListRow, ToolOutputRow, utcnow
+from gateway.store.tables import McpToolListRow, MessageRow, ToolOutputRow, utcnow
 
 tool_lists_table = cast(Table, McpToolListRow.__table__)
 tool_outputs_table = cast(Table, ToolOutputRow.__table__)
@@ -59,6 +60,23 @@ class ToolOutputQueries(RepositoryBase):
             return int(connection.execute(statement, values).scalar_one())
 
         return await self._write(save)
+
+    async def load_tool_result(self, session_id: int, call_id: str) -> str | None:
+        """The text of call ``call_id``'s result as it first entered the session (its first
+        row: later rows of the call are cleared or repaired copies)."""
+        query = (
+            select(MessageRow.content)
+            .where(
+                MessageRow.session_id == session_id,
+                MessageRow.role == "tool",
+                MessageRow.tool_call_id == call_id,
+            )
+            .order_by(MessageRow.id)
+            .limit(1)
+        )
+        async with self._reading() as session:
+            found = (await session.execute(query)).first()
+        return None if found is None else content_text(found[0], image_marker=None)
 
     async def load_tool_output(self, session_id: int, output_id: int) -> str | None:
         """The kept text, None when the session has no output with that id."""

@@ -37,6 +37,9 @@ async def test_a_long_tool_session_clears_used_outputs_without_a_summary(
                 await send(gateway, telegram, f'[[tool:notes__huge {{"lines": 400}}]] log {n}')
                 for n in range(READS)
             ]
+            first_call = str(tool_results(anthropic, len(anthropic.requests) - 1)[0]["tool_use_id"])
+            read_again = f'[[tool:tool_output {{"call": "{first_call}", "page": 1}}]] the first?'
+            again = await send(gateway, telegram, read_again)
         finally:
             await gateway.stop()
         [session] = await app.repo.list_sessions(key=f"telegram:{ALICE}")
@@ -50,10 +53,13 @@ async def test_a_long_tool_session_clears_used_outputs_without_a_summary(
     )
     assert {(c.trigger, c.outcome) for c in compactions} == {("prune", "pruned_only")}
     last = tool_results(anthropic, len(anthropic.requests) - 1)
-    texts = [str(block["content"]) for block in last]
+    texts = [str(block["content"]) for block in last][:READS]
     assert len(texts) == READS
     assert all(PRUNED_OUTPUT_PREFIX in text for text in texts[:-2])
     assert PRUNED_OUTPUT_PREFIX not in texts[-1] and "line 0:" in texts[-1]
     assert count_text_tokens(texts[-1]) <= WINDOW * 0.08 * 1.1
+    # Nothing is lost: the first output, long cleared, is read again by its call id.
+    assert again.startswith(f"Tool result: [result of call {first_call}, page 1 of ")
+    assert "line 0: the quick brown fox" in again
     sent = [m["text"] for m in telegram.sent_messages(ALICE)]
     assert not any(PRUNED_NOTICE in text for text in sent)

@@ -3,6 +3,7 @@ tail, the model pages through all of it, and only its own session can read it.""
 
 from __future__ import annotations
 
+from agent.engines.toolkit.tool_output_pruning import pruned_placeholder
 from agent.tokens import count_text_tokens
 from agent.tools import Tool, ToolRegistry
 from agent.tools.tool_output import ToolOutputs
@@ -56,3 +57,25 @@ async def test_another_session_cannot_read_the_output(repo: Repository) -> None:
 async def test_a_result_that_fits_is_given_as_it_is(repo: Repository) -> None:
     outputs = ToolOutputs(repo, 1, LIMIT)
     assert await outputs.clip("dump", "small") == "small"
+
+
+async def test_a_cleared_result_is_read_again_by_its_call_id(repo: Repository) -> None:
+    session = await repo.get_or_create_session("telegram:1", platform="telegram", chat_id="1")
+    other = await repo.get_or_create_session("telegram:2", platform="telegram", chat_id="2")
+    call = {"id": "toolu_9", "type": "function", "function": {"name": "dump", "arguments": "{}"}}
+    original = {"role": "tool", "tool_call_id": "toolu_9", "content": BIG}
+    cleared = {**original, "content": pruned_placeholder("dump", "toolu_9", BIG)}
+    asked = {"role": "assistant", "content": None, "tool_calls": [call]}
+    await repo.append_messages(session.id, [asked, original], [10, 10])
+    await repo.append_messages(session.id, [cleared], [10], kind="derived")  # a cleared copy
+    assert 'tool_output {"call": "toolu_9", "page": 1}' in cleared["content"]
+
+    tools = registry(repo, session.id)
+    first = await tools.call("tool_output", {"call": "toolu_9", "page": 1})
+    header, body = first.split("\n", 1)
+    assert header.startswith("[result of call toolu_9, page 1 of ")
+    assert BIG.startswith(body) and len(body) > 1000
+    assert (await registry(repo, other.id).call("tool_output", {"call": "toolu_9", "page": 1})) == (
+        "Error: no tool call toolu_9 in this conversation"
+    )
+    assert (await tools.call("tool_output", {"page": 1})).startswith("Error: give ref")

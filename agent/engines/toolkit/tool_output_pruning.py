@@ -48,8 +48,12 @@ def first_line(text: str, limit: int = PRUNED_FIRST_LINE_CHARS) -> str:
 
 
 def pruned_placeholder(tool: str, call_id: str, text: str) -> str:
-    """The one-line stand-in for a cleared tool output."""
-    return f"{PRUNED_OUTPUT_PREFIX} {tool} call {call_id}: {first_line(text)} ({len(text)} chars)"
+    """The one-line stand-in for a cleared tool output (the host's ``tool_output`` tool reads
+    the original again by its call id)."""
+    return (
+        f"{PRUNED_OUTPUT_PREFIX} {tool} call {call_id}: {first_line(text)} ({len(text)} chars; "
+        f'tool_output {{"call": "{call_id}", "page": 1}} reads it again)'
+    )
 
 
 def replace_content(message: Message, content: str) -> Message:
