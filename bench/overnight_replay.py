@@ -54,6 +54,8 @@ REPLY_TIMEOUT_SECONDS = 90.0
 """How long one message may wait for its reply before it counts as lost (a blocking
 compaction with a slow summary model included)."""
 SETTLE_POLL_SECONDS = 0.002
+FAILED_CHECK_SECONDS = 1.0
+"""While waiting for a reply, how often the replay asks whether the message ended failed."""
 REPLY_PREFIX_CHARS = 40
 """A sent message starting like the scripted reply is the reply (the rest are notices)."""
 STOP_GRACE_SECONDS = 10.0
@@ -201,7 +203,8 @@ class _Replayer:
         started = time.perf_counter()
         update = self.telegram.push_message(chat_id, turn.text, date=turn.sent_at)
         self.pushed.setdefault(chat_id, []).append(update["message"]["message_id"])
-        answered = await self._wait_for_reply(chat_id, seen, turn)
+        message_id = update["message"]["message_id"]
+        answered = await self._wait_for_reply(chat_id, seen, turn, message_id)
         waited = time.perf_counter() - started
         self.result.waits.append(waited)
         if len(self.model.summaries.requests) > summaries_before:
@@ -216,14 +219,23 @@ class _Replayer:
         arrived = len(self.anthropic.requests) - len(self.request_at_visit_start)
         self.request_at_visit_start += [bool(previous_visit_start)] * arrived
 
-    async def _wait_for_reply(self, chat_id: int, seen: int, turn: Turn) -> bool:
+    async def _wait_for_reply(self, chat_id: int, seen: int, turn: Turn, message_id: int) -> bool:
         expected = turn.reply[:REPLY_PREFIX_CHARS]
         deadline = time.monotonic() + REPLY_TIMEOUT_SECONDS
+        ended_at = float("inf")
         while (remaining := deadline - time.monotonic()) > 0:
             try:
-                sent = await self.telegram.wait_for_sent(chat_id, seen + 1, timeout=remaining)
+                sent = await self.telegram.wait_for_sent(
+                    chat_id, seen + 1, timeout=min(remaining, FAILED_CHECK_SECONDS)
+                )
             except TimeoutError:
-                break
+                if await self._ended(chat_id, message_id):
+                    # Ended without the reply (a failure or an error text): one more check
+                    # interval for a reply still in delivery, then it is lost.
+                    ended_at = min(ended_at, time.monotonic())
+                    if time.monotonic() - ended_at >= FAILED_CHECK_SECONDS:
+                        break
+                continue
             for message in sent[seen:]:
                 if str(message.get("text", "")).startswith(expected):
                     return True
@@ -233,6 +245,11 @@ class _Replayer:
             f"lost: conversation {turn.conversation} message {turn.index} got no reply"
         )
         return False
+
+    async def _ended(self, chat_id: int, message_id: int) -> bool:
+        """Whether the daemon is done with the message (answered, or failed with a notice)."""
+        record = await self.gateway.app.repo.get_inbound(PLATFORM, f"{chat_id}:{message_id}")
+        return record is not None and record.status in ("done", "failed")
 
     async def _settle(self, key: str) -> None:
         """Wait until the session's turn is closed and no model request is running."""

@@ -271,9 +271,9 @@ class ContextCompressor(ContextEngine):
         the last user message, and in the turn those beyond the tail's token budget."""
         if not self.enabled or not self.prune_tail:
             return None
-        last_user = last_user_index(messages, self.protect_first_n)
-        if last_user is None:
-            return None
+        # The turn's request may sit in the head (right after a compaction): found anywhere;
+        # the head's outputs stay protected by ``protect_first_n`` all the same.
+        last_user = last_user_index(messages, 0) or 0
         sizes = [cache_message_tokens(m) for m in messages]
         head_end = align_head_forward(messages, self.protect_first_n)
         by_budget = tail_start_by_budget(messages, sizes, head_end, self.tail_token_budget)

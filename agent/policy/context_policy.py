@@ -10,10 +10,11 @@ the same transcript gives the same decisions, live or replayed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.policy.cost_model import DEFAULT_TURN_GROWTH_TOKENS, Prices, expected_visit_cost
-from agent.types import CompactionEstimate
+from agent.types import CompactionEstimate, Message
 
 DEFAULT_MARGIN = 0.25
 """The saving must beat the summary's cost by this share: estimates are estimates."""
@@ -41,9 +42,17 @@ class Decision:
         return self.saving_usd - self.cost_usd
 
 
-PRUNE_EXPECTED_REQUESTS = 2.0
-"""Requests a pruned prompt is expected to serve at least: the turn's own first call and one
-more (a turn that uses tools makes several; a chat without tools has nothing to prune)."""
+PRUNE_TURNS = 2.0
+"""Turns a pruned prompt is expected to serve at least: the one starting and the next."""
+MAX_REQUESTS_PER_TURN = 20.0
+
+
+def requests_per_turn(messages: Sequence[Message]) -> float:
+    """Model requests a turn of this session makes on average, from its context: one per
+    assistant message, per user message (a chat: 1; an agent at work: several)."""
+    users = sum(1 for m in messages if m.get("role") == "user")
+    answers = sum(1 for m in messages if m.get("role") == "assistant")
+    return max(1.0, min(MAX_REQUESTS_PER_TURN, answers / max(1, users)))
 
 
 def should_prune(
@@ -52,7 +61,7 @@ def should_prune(
     *,
     cold: bool,
     main: Prices,
-    expected_requests: float = PRUNE_EXPECTED_REQUESTS,
+    expected_requests: float = PRUNE_TURNS,
     margin: float = DEFAULT_MARGIN,
 ) -> Decision:
     """Whether clearing ``saved_tokens`` of used tool outputs pays, when everything from the

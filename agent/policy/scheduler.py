@@ -48,7 +48,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from agent.engines.context_engine import ContextEngine
-from agent.policy.context_policy import COLD_MARGIN_SECONDS
+from agent.policy.context_policy import COLD_MARGIN_SECONDS, requests_per_turn
 from agent.policy.hygiene import needs_hygiene
 from agent.policy.jobs import BeforeTurn, IdlePoint, PendingCompaction, SchedulerLog
 from agent.policy.session_clock import SessionClock
@@ -69,7 +69,7 @@ EngineCopy = Callable[[], ContextEngine]
 """Builds a fresh engine in the session engine's current state (for a background compaction)."""
 
 
-THRESHOLD_PRUNE_MIN_SHARE = 0.2
+THRESHOLD_PRUNE_MIN_SHARE = 0.1
 """At the threshold, clearing used outputs stands in for a compaction only when it takes at
 least this share of the prompt away (a prompt the API counts larger than the local estimate
 must not be cleared a little at every call, each time rewriting the cache)."""
@@ -204,7 +204,9 @@ class CompactionScheduler:
             log.debug("threshold: clearing used tool outputs %s", "does" if fits else "does not")
             return result if fits else None
         saved = result.tokens_before - result.tokens_after
-        decision = self.policy.prune_decision(saved, rewritten, cold=cold)
+        decision = self.policy.prune_decision(
+            saved, rewritten, cold=cold, requests_per_turn=requests_per_turn(messages)
+        )
         log.debug("context policy, used tool outputs: %s", decision.reason)
         return result if decision.pays else None
 

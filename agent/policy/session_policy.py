@@ -15,6 +15,7 @@ from agent.engines.context_engine import ContextEngine
 from agent.model_table import ModelInfo
 from agent.policy.context_policy import (
     DEFAULT_MARGIN,
+    PRUNE_TURNS,
     Decision,
     cache_is_cold,
     should_compact_cold,
@@ -167,13 +168,17 @@ class SessionPolicy:
         )
         return PolicyCall(trigger, estimate, decision)
 
-    def prune_decision(self, saved_tokens: int, rewritten_tokens: int, *, cold: bool) -> Decision:
-        """Whether clearing used tool outputs pays now (see :func:`should_prune`)."""
+    def prune_decision(
+        self, saved_tokens: int, rewritten_tokens: int, *, cold: bool, requests_per_turn: float
+    ) -> Decision:
+        """Whether clearing used tool outputs pays now (see :func:`should_prune`): the saving
+        counts for the requests of this turn and the next."""
         return should_prune(
             saved_tokens,
             rewritten_tokens,
             cold=cold,
             main=Prices.of(self.main, self.ttl),
+            expected_requests=PRUNE_TURNS * requests_per_turn,
             margin=self.settings.margin,
         )
 

@@ -127,9 +127,9 @@ class ToolOutputs:
                 "properties": {
                     "ref": {"type": "integer", "description": "a shortened output's ref"},
                     "call": {"type": "string", "description": "a cleared output's call id"},
-                    "page": {"type": "integer", "description": "the page, from 1"},
+                    "page": {"type": "integer", "description": "the page, from 1 (default 1)"},
                 },
-                "required": ["page"],
+                "required": [],
             },
             self.page,
         )

@@ -37,7 +37,8 @@ async def test_a_long_tool_session_clears_used_outputs_without_a_summary(
                 await send(gateway, telegram, f'[[tool:notes__huge {{"lines": 400}}]] log {n}')
                 for n in range(READS)
             ]
-            first_call = str(tool_results(anthropic, len(anthropic.requests) - 1)[0]["tool_use_id"])
+            sixth = len(anthropic.requests) - 1  # the request reading the sixth result
+            first_call = str(tool_results(anthropic, sixth)[0]["tool_use_id"])
             read_again = f'[[tool:tool_output {{"call": "{first_call}", "page": 1}}]] the first?'
             again = await send(gateway, telegram, read_again)
         finally:
@@ -52,8 +53,7 @@ async def test_a_long_tool_session_clears_used_outputs_without_a_summary(
         for record in anthropic.requests
     )
     assert {(c.trigger, c.outcome) for c in compactions} == {("prune", "pruned_only")}
-    last = tool_results(anthropic, len(anthropic.requests) - 1)
-    texts = [str(block["content"]) for block in last][:READS]
+    texts = [str(block["content"]) for block in tool_results(anthropic, sixth)]
     assert len(texts) == READS
     assert all(PRUNED_OUTPUT_PREFIX in text for text in texts[:-2])
     assert PRUNED_OUTPUT_PREFIX not in texts[-1] and "line 0:" in texts[-1]

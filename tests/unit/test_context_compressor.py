@@ -151,9 +151,8 @@ async def test_old_tool_outputs_become_one_line_descriptions_without_a_model_cal
     assert model.calls == []
     pruned = next(m for m in out if m.get("tool_call_id") == "call3")
     assert pruned["content"] == (
-        "[Old tool output cleared to save context space] read_file call call3: "
-        f"contents of src/mod3.py ({len(messages[11]['content'])} chars; "
-        'tool_output {"call": "call3", "page": 1} reads it again)'
+        f"[Old tool output cleared] read_file, {len(messages[11]['content']):,} chars; "
+        'tool_output {"call": "call3"} reads it again'
     )
     assert "_id" not in pruned
     assert out[-2] is messages[-2]  # the newest output is in the protected tail, untouched

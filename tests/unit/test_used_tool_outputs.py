@@ -13,7 +13,7 @@ from agent.attachments import AttachmentRef, attachment_of, attachment_part
 from agent.compressor.context_compressor import ContextCompressor
 from agent.engines.toolkit.tool_output_pruning import PRUNED_OUTPUT_PREFIX
 from agent.model_table import lookup_model
-from agent.policy.context_policy import should_prune
+from agent.policy.context_policy import requests_per_turn, should_prune
 from agent.policy.cost_model import Prices
 from agent.tokens import cache_messages_tokens
 from agent.tools.tool_output import DEFAULT_MAX_TOOL_RESULT_TOKENS, result_limit
@@ -189,3 +189,17 @@ async def test_a_compaction_clearing_the_tail_keeps_the_turns_photo() -> None:
             m for m in result.messages if m.get("role") == "user" and isinstance(m["content"], list)
         ]
         assert kept and all(has_photo(m) for m in kept), trigger
+
+
+def test_an_agent_at_work_makes_several_requests_a_turn_a_chat_one() -> None:
+    chat = [
+        {"role": "system", "content": "s"},
+        *[{"role": r, "content": "x"} for _ in range(5) for r in ("user", "assistant")],
+    ]
+    assert requests_per_turn(chat) == 1.0
+    # One request answered by two assistant messages, then eight tool steps of the same turn.
+    working = history(1, output_chars=100) + tool_loop(8)[1:]
+    assert requests_per_turn(working) == 10.0
+    rewrite, saved = 3_000, 4_000
+    assert not should_prune(saved, rewrite, cold=False, main=SONNET, expected_requests=2).pays
+    assert should_prune(saved, rewrite, cold=False, main=SONNET, expected_requests=20).pays

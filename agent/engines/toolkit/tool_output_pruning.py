@@ -19,7 +19,7 @@ from agent.types import Message, content_text, without_bookkeeping
 
 PRUNE_MIN_CHARS = 200
 """Tool outputs longer than this (outside the protected tail) are cleared."""
-PRUNED_OUTPUT_PREFIX = "[Old tool output cleared to save context space]"
+PRUNED_OUTPUT_PREFIX = "[Old tool output cleared]"
 """Start of the placeholder that replaces a cleared tool output."""
 PRUNED_FIRST_LINE_CHARS = 80
 """How much of the output's first line the placeholder keeps."""
@@ -50,9 +50,11 @@ def first_line(text: str, limit: int = PRUNED_FIRST_LINE_CHARS) -> str:
 def pruned_placeholder(tool: str, call_id: str, text: str) -> str:
     """The one-line stand-in for a cleared tool output (the host's ``tool_output`` tool reads
     the original again by its call id)."""
+    # Short on purpose: every later rewrite of the cache writes it again. What the call was is
+    # in the assistant's tool call right before it.
     return (
-        f"{PRUNED_OUTPUT_PREFIX} {tool} call {call_id}: {first_line(text)} ({len(text)} chars; "
-        f'tool_output {{"call": "{call_id}", "page": 1}} reads it again)'
+        f"{PRUNED_OUTPUT_PREFIX} {tool}, {len(text):,} chars; "
+        f'tool_output {{"call": "{call_id}"}} reads it again'
     )
 
 
