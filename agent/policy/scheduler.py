@@ -185,10 +185,15 @@ class CompactionScheduler:
 
         ``at_threshold``: the engine's threshold is reached, so the alternative is a
         compaction that rewrites everything after the head anyway and pays a summary: clearing
-        pays whenever it alone brings the prompt back under the threshold.
+        pays whenever it alone brings the prompt back under the threshold, or when it makes the
+        prompt fit the window again so that the summary need not hold the turn up.
         """
-        if not self.policy.settings.prune_consumed or self._pending is not None:
+        if not self.policy.settings.prune_consumed:
             return None
+        if self._pending is not None and not at_threshold:
+            return None  # the compaction in flight may make it moot
+        # At the threshold a compaction in flight does not stop it: the alternative may be a
+        # summary the turn waits for; the one in flight is then dropped (its snapshot changed).
         messages = self.session.messages
         result = self.session.engine.prune_used(messages)
         if result is None:
@@ -198,9 +203,12 @@ class CompactionScheduler:
         rewritten = sum(cache_message_tokens(m) for m in result.messages[first:])
         if at_threshold:
             saves = result.tokens_before - result.tokens_after
-            fits = saves >= THRESHOLD_PRUNE_MIN_SHARE * result.tokens_before and (
-                not self.session.engine.should_compress(result.tokens_after)
+            under = not self.session.engine.should_compress(result.tokens_after)
+            # Or it makes room for the summary to run beside the turn instead of before it.
+            room = not self._fits_window() and (
+                result.tokens_after + self.answer_tokens <= self.context_length
             )
+            fits = saves >= THRESHOLD_PRUNE_MIN_SHARE * result.tokens_before and (under or room)
             log.debug("threshold: clearing used tool outputs %s", "does" if fits else "does not")
             return result if fits else None
         saved = result.tokens_before - result.tokens_after
