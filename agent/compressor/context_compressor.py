@@ -59,7 +59,12 @@ from agent.engines.toolkit.summary_prompt import (
     serialize_middle,
     take_chunk,
 )
-from agent.engines.toolkit.tool_output_pruning import prune_tool_outputs, tool_names_by_call_id
+from agent.engines.toolkit.tool_output_pruning import (
+    PRUNE_MIN_CHARS,
+    PRUNED_OUTPUT_PREFIX,
+    prune_tool_outputs,
+    tool_names_by_call_id,
+)
 from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
 from agent.types import (
     COLD_TRIGGERS,
@@ -143,6 +148,10 @@ class ContextCompressor(ContextEngine):
         self._cooldown_until = 0.0
         self._system_note_added = False
         self._stall_floor: int | None = None
+        self._scanned = 0
+        """Context messages already looked at for clearable tool outputs..."""
+        self._clearable: list[int] = []
+        """...and the indices of those (outputs clearing could shorten), in order."""
         self._last_outcome: str | None = None
         self.collect_durable_facts = collect_durable_facts
         """Whether summary requests also ask for durable facts (the host keeps them)."""
@@ -274,18 +283,21 @@ class ContextCompressor(ContextEngine):
         # The turn's request may sit in the head (right after a compaction): found anywhere;
         # the head's outputs stay protected by ``protect_first_n`` all the same.
         last_user = last_user_index(messages, 0) or 0
-        sizes = [cache_message_tokens(m) for m in messages]
-        head_end = align_head_forward(messages, self.protect_first_n)
-        by_budget = tail_start_by_budget(messages, sizes, head_end, self.tail_token_budget)
+        floor = max(last_user, align_head_forward(messages, self.protect_first_n))
+        turn = messages[floor:]
+        turn_sizes = [cache_message_tokens(m) for m in turn]
+        end = floor + tail_start_by_budget(turn, turn_sizes, 0, self.tail_token_budget)
+        if not self._clearable_before(messages, end):
+            return None  # the per-turn path stays O(new messages) in a chat without tools
         pruned = prune_tool_outputs(
             messages,
             self.protect_first_n,
-            max(last_user, by_budget),
+            end,
             attachments_end=0,  # photos stay until a compaction: people ask about them again
         )
         if all(new is old for new, old in zip(pruned, messages, strict=True)):
             return None
-        before = sum(sizes)
+        before = cache_messages_tokens(messages)
         after = cache_messages_tokens(pruned)
         if after >= before:
             return None
@@ -300,6 +312,30 @@ class ContextCompressor(ContextEngine):
             first_compacted_id=gone[0] if gone else None,
             last_compacted_id=gone[-1] if gone else None,
         )
+
+    def _clearable_before(self, messages: Sequence[Message], end: int) -> bool:
+        """Whether a tool output that clearing could shorten lies before ``end``: kept
+        incrementally (only messages appended since the last look are read; a compaction
+        starts the scan over)."""
+        if len(messages) < self._scanned:
+            self._scanned, self._clearable = 0, []
+        for index in range(max(self._scanned, self.protect_first_n), len(messages)):
+            message = messages[index]
+            if message.get("role") != "tool":
+                continue
+            content = message.get("content")
+            short = isinstance(content, str) and (
+                len(content) <= PRUNE_MIN_CHARS or content.startswith(PRUNED_OUTPUT_PREFIX)
+            )
+            if not short:
+                self._clearable.append(index)
+        self._scanned = len(messages)
+        return bool(self._clearable) and self._clearable[0] < end
+
+    def note_compaction(self, result: CompactionResult) -> None:
+        """Also start the scan for clearable outputs over: the context was replaced."""
+        super().note_compaction(result)
+        self._scanned, self._clearable = 0, []
 
     def _prune_end(
         self, messages: Sequence[Message], sizes: Sequence[int], layout: CompactionLayout
