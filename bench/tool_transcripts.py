@@ -139,21 +139,9 @@ def _conversation(
             if position:
                 now += rng.randint(spec.min_gap_seconds, spec.max_gap_seconds)
                 now += spec.seconds_per_call * made[-1].tool_calls
-            made.append(
-                Turn(
-                    conversation=index,
-                    index=len(made),
-                    sent_at=now,
-                    text=writer.prose(
-                        writer.length(spec.user_tokens_median, spec.user_tokens_sigma)
-                    ),
-                    reply=writer.prose(
-                        writer.length(spec.reply_tokens_median, spec.reply_tokens_sigma)
-                    ),
-                    visit_start=position == 0,
-                    steps=maker.steps(per_turn[position]),
-                )
-            )
+            text, reply = writer.exchange(spec)
+            steps = maker.steps(per_turn[position])
+            made.append(Turn(index, len(made), now, text, reply, position == 0, steps))
     return Conversation(index, tuple(made))
 
 

@@ -232,6 +232,11 @@ class ProseWriter:
             length += len(parts[-1]) + 1
         return " ".join(parts)[:target_chars].rstrip()
 
+    def exchange(self, spec: TranscriptSpec) -> tuple[str, str]:
+        """A user message and the scripted reply to it, of the spec's log-normal lengths."""
+        text = self.prose(self.length(spec.user_tokens_median, spec.user_tokens_sigma))
+        return text, self.prose(self.length(spec.reply_tokens_median, spec.reply_tokens_sigma))
+
     def length(self, median: float, sigma: float) -> int:
         """A log-normal token count, clamped to what one Telegram message holds."""
         drawn = self._rng.lognormvariate(math.log(median), sigma)
@@ -278,20 +283,8 @@ def _conversation(
         for position in range(size):
             if position:
                 now += rng.randint(spec.min_gap_seconds, spec.max_gap_seconds)
-            made.append(
-                Turn(
-                    conversation=index,
-                    index=len(made),
-                    sent_at=now,
-                    text=writer.prose(
-                        writer.length(spec.user_tokens_median, spec.user_tokens_sigma)
-                    ),
-                    reply=writer.prose(
-                        writer.length(spec.reply_tokens_median, spec.reply_tokens_sigma)
-                    ),
-                    visit_start=position == 0,
-                )
-            )
+            text, reply = writer.exchange(spec)
+            made.append(Turn(index, len(made), now, text, reply, visit_start=position == 0))
     return Conversation(index, tuple(made))
 
 
