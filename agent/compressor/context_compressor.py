@@ -301,8 +301,7 @@ class ContextCompressor(ContextEngine):
         after = cache_messages_tokens(pruned)
         if after >= before:
             return None
-        kept_ids = {m["_id"] for m in pruned if "_id" in m}
-        gone = [m["_id"] for m in messages if "_id" in m and m["_id"] not in kept_ids]
+        gone = _compacted_ids(messages, pruned)
         return CompactionResult(
             messages=pruned,
             outcome="pruned_only",
@@ -379,10 +378,7 @@ class ContextCompressor(ContextEngine):
                 self._system_note_added = self._system_note_added or bool(
                     messages and messages[0].get("role") == "system"
                 )
-        kept_ids = {m["_id"] for m in candidate if "_id" in m}
-        # The system prompt only gains a note; it is not part of what was compacted.
-        first = 1 if messages and messages[0].get("role") == "system" else 0
-        gone = [m["_id"] for m in messages[first:] if "_id" in m and m["_id"] not in kept_ids]
+        gone = _compacted_ids(messages, candidate)
         notice = None
         if summary.degraded:
             notice = DEGRADED_NOTICE.format(reason=summary.detail or "unavailable")
@@ -512,3 +508,11 @@ class ContextCompressor(ContextEngine):
             last_outcome=self._last_outcome,
         )
         return status
+
+
+def _compacted_ids(messages: Sequence[Message], candidate: Sequence[Message]) -> list[int]:
+    """The stored ids of ``messages`` that ``candidate`` no longer holds, in order. The system
+    prompt only gains a note; it is not part of what was compacted."""
+    kept_ids = {m["_id"] for m in candidate if "_id" in m}
+    first = 1 if messages and messages[0].get("role") == "system" else 0
+    return [m["_id"] for m in messages[first:] if "_id" in m and m["_id"] not in kept_ids]

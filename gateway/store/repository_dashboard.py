@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import func, or_, select
 
 from gateway.store.records import CompactionRecord, InboundRecord, UsageGroup
 from gateway.store.repository_base import RepositoryBase
 from gateway.store.repository_compactions import compaction_record
 from gateway.store.repository_inbound import inbound_record
-from gateway.store.repository_usage import _usage_group
+from gateway.store.repository_usage import _usage_group, grouped_usage
 from gateway.store.repository_users import user_group, utc_day
 from gateway.store.schema_heads import database_heads
 from gateway.store.tables import ApiUsageRow, CompactionRow, InboundRow, MessageRow, SessionRow
@@ -58,22 +57,6 @@ class UserDaySpend:
     cost_usd: float
 
 
-def _grouped_usage(*extra: Any) -> Select[Any]:
-    return select(
-        *extra,
-        ApiUsageRow.purpose,
-        ApiUsageRow.model,
-        ApiUsageRow.visit_start,
-        func.count(ApiUsageRow.id),
-        func.coalesce(func.sum(ApiUsageRow.input_tokens), 0),
-        func.coalesce(func.sum(ApiUsageRow.output_tokens), 0),
-        func.coalesce(func.sum(ApiUsageRow.cache_read_tokens), 0),
-        func.coalesce(func.sum(ApiUsageRow.cache_write_tokens), 0),
-        func.coalesce(func.sum(ApiUsageRow.cache_write_1h_tokens), 0),
-        func.coalesce(func.sum(ApiUsageRow.cost_usd), 0.0),
-    )
-
-
 class DashboardQueries(RepositoryBase):
     """Reads for the operators' pages and the Prometheus totals."""
 
@@ -85,7 +68,7 @@ class DashboardQueries(RepositoryBase):
         day = utc_day()
         columns = (day, ApiUsageRow.purpose, ApiUsageRow.model, ApiUsageRow.visit_start)
         query = (
-            _grouped_usage(day)
+            grouped_usage(day)
             .where(ApiUsageRow.created_at >= since)
             .group_by(*columns)
             .order_by(*columns)

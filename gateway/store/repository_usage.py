@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, Select, func, insert, select
 
 from agent.types import Usage
 from gateway.store.records import UsageGroup, UsageTotals
@@ -78,18 +78,7 @@ class UsageQueries(RepositoryBase):
     async def usage_breakdown(self, session_id: int) -> list[UsageGroup]:
         """The session's usage summed per (purpose, model, visit start), in a stable order."""
         query = (
-            select(
-                ApiUsageRow.purpose,
-                ApiUsageRow.model,
-                ApiUsageRow.visit_start,
-                func.count(ApiUsageRow.id),
-                func.coalesce(func.sum(ApiUsageRow.input_tokens), 0),
-                func.coalesce(func.sum(ApiUsageRow.output_tokens), 0),
-                func.coalesce(func.sum(ApiUsageRow.cache_read_tokens), 0),
-                func.coalesce(func.sum(ApiUsageRow.cache_write_tokens), 0),
-                func.coalesce(func.sum(ApiUsageRow.cache_write_1h_tokens), 0),
-                func.coalesce(func.sum(ApiUsageRow.cost_usd), 0.0),
-            )
+            grouped_usage()
             .where(ApiUsageRow.session_id == session_id)
             .group_by(ApiUsageRow.purpose, ApiUsageRow.model, ApiUsageRow.visit_start)
             .order_by(ApiUsageRow.purpose, ApiUsageRow.model, ApiUsageRow.visit_start)
@@ -97,6 +86,24 @@ class UsageQueries(RepositoryBase):
         async with self._reading() as session:
             rows = (await session.execute(query)).all()
         return [_usage_group(tuple(row)) for row in rows]
+
+
+def grouped_usage(*extra: Any) -> Select[Any]:
+    """Usage summed per (purpose, model, visit start), after the ``extra`` columns: the rows
+    :func:`_usage_group` reads (past the extra columns)."""
+    return select(
+        *extra,
+        ApiUsageRow.purpose,
+        ApiUsageRow.model,
+        ApiUsageRow.visit_start,
+        func.count(ApiUsageRow.id),
+        func.coalesce(func.sum(ApiUsageRow.input_tokens), 0),
+        func.coalesce(func.sum(ApiUsageRow.output_tokens), 0),
+        func.coalesce(func.sum(ApiUsageRow.cache_read_tokens), 0),
+        func.coalesce(func.sum(ApiUsageRow.cache_write_tokens), 0),
+        func.coalesce(func.sum(ApiUsageRow.cache_write_1h_tokens), 0),
+        func.coalesce(func.sum(ApiUsageRow.cost_usd), 0.0),
+    )
 
 
 def _usage_group(row: tuple[Any, ...]) -> UsageGroup:
