@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from agent.engines.context_engine import ContextEngine
+from agent.engines.toolkit.tool_output_pruning import first_clearable_in_turn
 from agent.prompt_caching import CachePolicy, MarkedHistory, cache_breakpoints
 from agent.reply_stream import GuardedObserver, ReplyObserver
 from agent.session_context import SessionContext
@@ -64,7 +65,11 @@ FIXED_TTL_FALLBACK = "5m"
 """The tier of a loop with ``cache_ttl: auto`` but no session to choose one (the default)."""
 AGAIN_SUFFIX = "_again"
 """Added to the id of a call made again after a crash (ids stay ``[a-zA-Z0-9_-]+``)."""
-ITERATION_LIMIT_NOTE = "(I stopped after {n} tool rounds without a final answer.)"
+ITERATION_LIMIT_NOTE = (
+    "I stopped after {n} steps on this request without finishing it: that is the limit for one "
+    'message (agent.max_iterations). Everything so far is kept. Send "continue" and I will '
+    "pick up where I left off."
+)
 NO_ANSWER_NOTICE = (
     "Sorry, the model sent back an empty answer, twice. Your message is saved; "
     "please try again in a moment."
@@ -93,7 +98,7 @@ class LoopSettings:
     """Per-session knobs of the loop."""
 
     max_tokens: int = 4096
-    max_iterations: int = 20
+    max_iterations: int = 90
     cache_policy: CachePolicy | None = None
     cache_ttl: Callable[[], str] | None = None
     """The session's cache tier ("5m" or "1h"), asked at every call: ``cache_ttl: auto``
@@ -122,9 +127,10 @@ def _failure_reason(exc: ProviderError) -> str:
 class CompactionGate(Protocol):
     """The one owner of "compact now?", asked before every model call of a turn."""
 
-    def compact_before_call(self) -> CompactionTrigger | None:
+    async def before_call(self) -> CompactionTrigger | None:
         """The trigger to compact with before this call, None to call the model as it is
-        (which includes a compaction started beside the turn)."""
+        (which includes a compaction started beside the turn). The gate may apply a
+        compaction that finished beside the turn itself, through the session's context."""
 
 
 class ThresholdGate:
@@ -134,7 +140,7 @@ class ThresholdGate:
     def __init__(self, context: SessionContext) -> None:
         self._context = context
 
-    def compact_before_call(self) -> CompactionTrigger | None:
+    async def before_call(self) -> CompactionTrigger | None:
         """``agent`` when the engine says the prompt is past its threshold."""
         engine = self._context.engine
         return "agent" if engine.should_compress(self._context.prompt_tokens) else None
@@ -203,7 +209,7 @@ class AgentLoop:
         empty_answers = 0
         iteration = 0
         while iteration < self.settings.max_iterations:
-            trigger = self.gate.compact_before_call()
+            trigger = await self.gate.before_call()
             if trigger is not None:
                 await self._compact_into(trigger, result)
             started = time.perf_counter()
@@ -247,8 +253,20 @@ class AgentLoop:
             tool_messages = await self._run_tools(response.tool_calls, watcher, approvals)
             await self.context.append(tool_messages)
             result.new_messages.extend(tool_messages)
-        result.reply = ITERATION_LIMIT_NOTE.format(n=self.settings.max_iterations)
-        result.stop_reason = "max_iterations"
+        return await self._stop_at_limit(result)
+
+    async def _stop_at_limit(self, result: TurnResult) -> TurnResult:
+        """The turn reached ``max_iterations``: its reply says so and how to go on, stored as
+        the assistant's answer (the context stays valid and whole, so a "continue" resumes the
+        work where it stopped)."""
+        notice = ITERATION_LIMIT_NOTE.format(n=self.settings.max_iterations)
+        message: Message = {"role": "assistant", "content": notice}
+        await self.context.append([message])
+        result.new_messages.append(message)
+        log.info("turn stopped at the step limit (%d)", self.settings.max_iterations)
+        requests = len(result.usages)
+        await self.context.recorder.record_turn_stop("max_iterations", requests)
+        result.reply, result.stop_reason = notice, "max_iterations"
         return result
 
     async def _make_again(
@@ -297,6 +315,7 @@ class AgentLoop:
                 on_text=watcher.text_delta if watcher is not None else None,
             )
             span.set(usage_attributes(response.usage))
+        self.context.rewrite_point = None  # the prefix up to it is cached again
         self.engine.update_from_response(response.usage)
         await self.context.recorder.record_usage(response.usage, "chat")
         return response
@@ -306,9 +325,19 @@ class AgentLoop:
         policy = self.settings.cache_policy
         if policy is None or not policy.enabled:
             return MarkedHistory(context)
+        point = self.context.rewrite_point
+        anchor = point - 1 if point is not None and point > 0 else None
+        upcoming = first_clearable_in_turn(context)
+        hold = upcoming - 1 if upcoming is not None and upcoming > 0 else None
         return MarkedHistory(
             context,
-            cache_breakpoints(context, self.settings.marker_ttl(), policy.native_anthropic),
+            cache_breakpoints(
+                context,
+                self.settings.marker_ttl(),
+                policy.native_anthropic,
+                anchor=anchor,
+                hold=hold,
+            ),
         )
 
     def build_request(self, context: Sequence[Message]) -> list[Message]:

@@ -94,9 +94,23 @@ def _with_marker(message: Message, marker: dict[str, str], native_anthropic: boo
 
 
 def cache_breakpoints(
-    api_messages: Sequence[Message], cache_ttl: str = "5m", native_anthropic: bool = False
+    api_messages: Sequence[Message],
+    cache_ttl: str = "5m",
+    native_anthropic: bool = False,
+    *,
+    anchor: int | None = None,
+    hold: int | None = None,
 ) -> dict[int, Message]:
     """The marked copies of the (at most four) messages that get a breakpoint, by index.
+
+    ``anchor``: the last message before a change of the history (a clearing or a compaction
+    since the previous call). It gets a breakpoint of its own (the tail then two) when it lies
+    before the last three messages, so the unchanged prefix up to it is read from the cache
+    (an earlier call wrote an entry there when it was the tail) instead of being missed by the
+    API's short look-back and written again whole. ``hold``: the last message before where the
+    next such change will start (the first tool output a clearing could still shorten); its
+    breakpoint keeps a cache entry there, for that change's ``anchor`` to find. Each takes one
+    of the tail's three breakpoints when it lies before the tail.
 
     Only those messages are looked at and copied, so the cost does not grow with the history.
     Raises ValueError for a TTL other than "5m" or "1h".
@@ -111,15 +125,40 @@ def cache_breakpoints(
         marked[system_index] = _with_marker(api_messages[system_index], marker, native_anthropic)
 
     remaining = MAX_MESSAGE_BREAKPOINTS
+    anchors = {_anchor_index(api_messages, point, native_anthropic) for point in (anchor, hold)}
+    anchors.discard(None)
+    for anchored in anchors:
+        assert anchored is not None
+        marked[anchored] = _with_marker(api_messages[anchored], marker, native_anthropic)
+        remaining -= 1
     for index in range(len(api_messages) - 1, -1, -1):
         if remaining == 0:
             break
         message = api_messages[index]
         if message.get("role") == "system" or not _can_carry_marker(message, native_anthropic):
             continue
+        if index in anchors:
+            break  # the tail reached an anchor: the prefix before it is covered
         marked[index] = _with_marker(message, marker, native_anthropic)
         remaining -= 1
     return marked
+
+
+def _anchor_index(
+    api_messages: Sequence[Message], anchor: int | None, native_anthropic: bool
+) -> int | None:
+    """The message that carries the anchor's breakpoint: the nearest one at or before
+    ``anchor`` that can hold one, if it lies before the last three messages (None: no anchor
+    needed, the tail's breakpoints reach it)."""
+    if anchor is None or anchor >= len(api_messages) - MAX_MESSAGE_BREAKPOINTS:
+        return None
+    for index in range(anchor, -1, -1):
+        message = api_messages[index]
+        if message.get("role") == "system":
+            return None  # the system breakpoint covers it
+        if _can_carry_marker(message, native_anthropic):
+            return index
+    return None
 
 
 def apply_anthropic_cache_control(

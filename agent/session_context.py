@@ -8,7 +8,7 @@ The agent loop and the compaction scheduler both change the context through one
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from agent.engines.context_engine import ContextEngine
@@ -41,6 +41,10 @@ class TurnRecorder(Protocol):
     async def record_compaction(self, result: CompactionResult) -> list[int]:
         """Persist a compaction (new context, flags, summary) in one transaction; returns the
         row ids of the new messages of ``result.messages`` (those without ``"_id"``), in order."""
+
+    async def record_turn_stop(self, reason: str, requests: int) -> None:
+        """Store that the turn ended before its answer (``max_iterations``: the step limit)
+        after ``requests`` model requests, for the usage reports."""
 
 
 SystemPromptSource = Callable[[], Awaitable[str]]
@@ -78,6 +82,11 @@ class SessionContext:
         self.refresh_tools = refresh_tools
         """Takes the tool providers' newest lists at cold points (True: the list changed)."""
         self._untold: list[CompactionResult] = []
+        self.rewrite_point: int | None = None
+        """The first message a compaction or clearing changed, until the next model call
+        answers: that call carries a cache breakpoint just before it, so the unchanged prefix
+        is read from the cache however far back the change lies (the API looks for earlier
+        cache entries only about 20 blocks before each breakpoint)."""
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -110,6 +119,7 @@ class SessionContext:
         prefix up to the first cleared output) the system prompt and tool list stay as they
         are."""
         note_stored_ids(unstored(result.messages), await self.recorder.record_compaction(result))
+        self.rewrite_point = first_change(self.messages, result.messages)
         self.messages[:] = result.messages
         self.provider_session.reset()
         self.engine.note_compaction(result)
@@ -140,6 +150,7 @@ class SessionContext:
         fresh: Message = {key: value for key, value in current.items() if key != "_tokens"}
         fresh["content"] = text
         self.messages[0] = fresh
+        self.rewrite_point = None  # everything is written again: no prefix to keep
         self.provider_session.reset()
         self.engine.note_messages_added(cache_message_tokens(fresh) - cache_message_tokens(current))
         return True
@@ -149,3 +160,12 @@ class SessionContext:
         the user about them)."""
         taken, self._untold = self._untold, []
         return taken
+
+
+def first_change(before: Sequence[Message], after: Sequence[Message]) -> int:
+    """The index of the first message of ``after`` that is not the same object as in
+    ``before`` (the length of the shorter list when one is a prefix of the other)."""
+    for index, (old, new) in enumerate(zip(before, after, strict=False)):
+        if old is not new:
+            return index
+    return min(len(before), len(after))

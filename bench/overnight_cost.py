@@ -20,18 +20,23 @@ that takes 10 s, how long the user waits for a reply when a compaction is involv
 failures (on the tool workload a 12,500-token result does not fit beside a turn in a 32K
 window) are printed and counted in their tables, not in the exit status.
 
-``--workload tools`` replays tool-heavy sessions instead (:mod:`bench.tool_transcripts`: an
-assistant reading files, running commands and fetching pages through an MCP server, outputs of
-500 to 30,000 tokens, a few to 40 calls a visit). There the anchor also keeps a tool result
+``--workload tools`` replays two tool-heavy sets instead, each through the workbench MCP
+server, each with its own tables: first an agent at work (:mod:`bench.agent_transcripts`, the
+shape of recorded coding-agent sessions: one request a visit worked on for 20-50 steps, one call
+a step, outputs of median ~900 characters with a long tail to ~30,000), then the large-output
+set (:mod:`bench.tool_transcripts`: outputs of 500 to 30,000 tokens, a few to 40 calls a visit,
+parallel calls). ``--workload agent`` or ``--workload tools-large`` runs one of them. There the
+anchor also keeps a tool result
 whole in the context up to ``ANCHOR_TOOL_RESULT_TOKENS`` (the 50,000-character cut peers and
 this daemon had before large results were kept aside), and prunes old outputs in its phase 1
 as the compressor does; ``new`` keeps results over ``agent.max_tool_result_tokens`` aside.
-The tables add the largest prompt sent, the tool calls made and the page reads of shortened
-results.
+The tables add the largest prompt sent, the tool calls made, the page reads of shortened
+results, and clearings and compactions per visit.
 
     python -m bench.overnight_cost              # the full set: 10 conversations, ~3,000 turns
     python -m bench.overnight_cost --quick      # a small set, a minute or two
-    python -m bench.overnight_cost --workload tools [--quick]
+    python -m bench.overnight_cost --workload tools [--quick]    # agent work, then large outputs
+    python -m bench.overnight_cost --workload agent [--quick]    # agent work only
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.agent_transcripts import AgentTranscriptSpec, generate_agent, shape_line
 from bench.gateway_load import percentiles
 from bench.overnight_replay import MAIN_MODEL, PolicyRun, ReplayResult, replay
 from bench.tool_transcripts import ToolTranscriptSpec, generate_tools
@@ -66,7 +72,14 @@ DEFAULT_WORKERS = min(3, os.cpu_count() or 1)
 ANCHOR = "anchor"
 ANCHOR_85 = "anchor-85"
 NEW = "new"
-CHAT, TOOLS = "chat", "tools"
+CHAT, TOOLS, AGENT, TOOLS_LARGE = "chat", "tools", "agent", "tools-large"
+WORKLOADS = {
+    CHAT: (CHAT,),
+    TOOLS: (AGENT, TOOLS_LARGE),
+    AGENT: (AGENT,),
+    TOOLS_LARGE: (TOOLS_LARGE,),
+}
+"""Each ``--workload`` and the sets it replays, in order."""
 ANCHOR_TOOL_RESULT_TOKENS = 12_500
 """The anchor keeps a tool result whole up to about 50,000 characters (4 a token)."""
 
@@ -311,7 +324,18 @@ def cost_lines(report: BenchReport, window: int) -> list[str]:
 def _tool_part(result: ReplayResult) -> str:
     if not result.tool_calls:
         return ""
-    return f"tool calls {result.tool_calls} (page reads {result.page_reads}), "
+    return (
+        f"tool calls {result.tool_calls} (page reads {result.page_reads}), per visit "
+        f"{per_visit_part(result)}, "
+    )
+
+
+def per_visit_part(result: ReplayResult) -> str:
+    """Clearings (used tool outputs cleared, no summary) and compactions per visit."""
+    visits = max(1, result.visits)
+    clearings = sum(n for key, n in result.compactions.items() if key.startswith("prune/"))
+    compactions = sum(result.compactions.values()) - clearings
+    return f"clearings {clearings / visits:.2f} and compactions {compactions / visits:.2f}"
 
 
 def latency_lines(report: BenchReport) -> list[str]:
@@ -380,9 +404,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small set (3 conversations)")
     parser.add_argument(
         "--workload",
-        choices=(CHAT, TOOLS),
+        choices=list(WORKLOADS),
         default=CHAT,
-        help="chat sessions, or tool-heavy sessions through an MCP server",
+        help="chat sessions; tools: agent work, then large tool outputs, through an MCP server",
     )
     parser.add_argument(
         "--windows", type=int, nargs="+", default=list(WINDOWS), help="context windows"
@@ -407,23 +431,33 @@ def main(argv: list[str] | None = None) -> int:
     latency = args.latency_conversations
     if latency is None:
         latency = 1 if args.quick else LATENCY_CONVERSATIONS
-    if args.workload == TOOLS:
-        tool_spec = ToolTranscriptSpec.quick() if args.quick else ToolTranscriptSpec()
-        transcripts = generate_tools(args.seed, tool_spec)
-    else:
-        chat_spec = TranscriptSpec.quick() if args.quick else TranscriptSpec()
-        transcripts = generate(args.seed, chat_spec)
-    report = event_loop.run(
-        run_bench(
-            transcripts,
-            windows=tuple(args.windows),
-            policies=tuple(args.policies),
-            latency_conversations=latency,
-            workers=args.workers,
+    failed = False
+    for workload in WORKLOADS[args.workload]:
+        transcripts = make_set(workload, args.seed, quick=args.quick)
+        report = event_loop.run(
+            run_bench(
+                transcripts,
+                windows=tuple(args.windows),
+                policies=tuple(args.policies),
+                latency_conversations=latency,
+                workers=args.workers,
+            )
         )
-    )
-    print(render(report))
-    return 1 if report.problems else 0
+        print(f"== workload {workload}")
+        if workload == AGENT:
+            print(f"  shape: {shape_line(transcripts)}")
+        print(render(report), flush=True)
+        failed = failed or bool(report.problems)
+    return 1 if failed else 0
+
+
+def make_set(workload: str, seed: int, *, quick: bool) -> TranscriptSet:
+    """The transcript set one workload replays."""
+    if workload == AGENT:
+        return generate_agent(seed, AgentTranscriptSpec.quick() if quick else None)
+    if workload == TOOLS_LARGE:
+        return generate_tools(seed, ToolTranscriptSpec.quick() if quick else None)
+    return generate(seed, TranscriptSpec.quick() if quick else None)
 
 
 if __name__ == "__main__":

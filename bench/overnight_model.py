@@ -157,7 +157,8 @@ class ScriptedModel:
         calls = [
             (f"s{step}i{i}", call.name, call.arguments()) for i, call in enumerate(self.steps[step])
         ]
-        return self._tool_use(calls)
+        note = sum(call.note_tokens for call in self.steps[step])
+        return self._tool_use(calls, self._note(step, note))
 
     def _progress(self, messages: list[dict[str, Any]]) -> tuple[int | None, bool, int | None]:
         """From the request's last message: the last step whose results it brings (None: the
@@ -185,13 +186,24 @@ class ScriptedModel:
         draw = random.Random(f"{self.conversation}:{self.turn}:{step}").random()
         return draw < PAGE_SHARE
 
-    def _tool_use(self, calls: list[tuple[str, str, dict[str, Any]]]) -> Reply:
+    def _note(self, step: int, tokens: int) -> str:
+        """The deterministic note the model writes before ``step``'s calls (empty: none)."""
+        if tokens <= 0:
+            return ""
+        rng = random.Random(f"note:{self.conversation}:{self.turn}:{step}")
+        return ProseWriter(rng).prose(tokens)
+
+    def _tool_use(self, calls: list[tuple[str, str, dict[str, Any]]], note: str = "") -> Reply:
         self.tool_uses += len(calls)
         prefix = f"toolu_c{self.conversation}t{self.turn}"
+        text = [{"type": "text", "text": note}] if note else []
         return Reply(
             content=[
-                {"type": "tool_use", "id": f"{prefix}{suffix}", "name": name, "input": args}
-                for suffix, name, args in calls
+                *text,
+                *(
+                    {"type": "tool_use", "id": f"{prefix}{suffix}", "name": name, "input": args}
+                    for suffix, name, args in calls
+                ),
             ],
             stop_reason="tool_use",
         )

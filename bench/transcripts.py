@@ -113,6 +113,8 @@ class ToolCall:
     """``read_file``, ``run_command`` or ``fetch_page``."""
     argument: str
     output_tokens: int
+    note_tokens: int = 0
+    """The text the model writes before the call (what it does next); 0: none."""
 
     @property
     def name(self) -> str:

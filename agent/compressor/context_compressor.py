@@ -43,7 +43,6 @@ from agent.engines.toolkit.boundaries import (
     SUMMARY_KIND,
     SUMMARY_PREFIX,
     CompactionLayout,
-    align_head_forward,
     assemble_context,
     is_summary_message,
     last_user_index,
@@ -60,10 +59,12 @@ from agent.engines.toolkit.summary_prompt import (
     take_chunk,
 )
 from agent.engines.toolkit.tool_output_pruning import (
+    KEEP_RECENT_TOOL_RESULTS,
     PRUNE_MIN_CHARS,
     PRUNED_OUTPUT_PREFIX,
     prune_tool_outputs,
     tool_names_by_call_id,
+    used_outputs_end,
 )
 from agent.tokens import cache_message_tokens, cache_messages_tokens, count_text_tokens
 from agent.types import (
@@ -277,16 +278,14 @@ class ContextCompressor(ContextEngine):
 
     def prune_used(self, messages: Sequence[Message]) -> CompactionResult | None:
         """Clear the tool outputs the model has used (see the engine contract): those before
-        the last user message, and in the turn those beyond the tail's token budget."""
+        the last user message, and in the turn all but the newest few
+        (``KEEP_RECENT_TOOL_RESULTS``) and those it has not seen yet."""
         if not self.enabled or not self.prune_tail:
             return None
         # The turn's request may sit in the head (right after a compaction): found anywhere;
         # the head's outputs stay protected by ``protect_first_n`` all the same.
         last_user = last_user_index(messages, 0) or 0
-        floor = max(last_user, align_head_forward(messages, self.protect_first_n))
-        turn = messages[floor:]
-        turn_sizes = [cache_message_tokens(m) for m in turn]
-        end = floor + tail_start_by_budget(turn, turn_sizes, 0, self.tail_token_budget)
+        end = used_outputs_end(messages, last_user, KEEP_RECENT_TOOL_RESULTS)
         if not self._clearable_before(messages, end):
             return None  # the per-turn path stays O(new messages) in a chat without tools
         pruned = prune_tool_outputs(

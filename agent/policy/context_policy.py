@@ -87,6 +87,40 @@ def should_prune(
     return Decision(pays, saving, cost, reason)
 
 
+def should_clear_in_turn(
+    saved_tokens: int,
+    rewritten_tokens: int,
+    waste_tokens: int,
+    *,
+    main: Prices,
+    remaining_requests: float,
+    margin: float = DEFAULT_MARGIN,
+) -> Decision:
+    """Whether clearing ``saved_tokens`` of used tool outputs before the next request of a
+    tool loop pays, and pays *now* rather than after a few more steps.
+
+    The rewrite costs ``rewritten_tokens`` (what the cache held from the first cleared output
+    on, written again instead of read) at the write price less the read price; each of the
+    ``remaining_requests`` (the next one included) reads ``saved_tokens`` fewer. That alone
+    would clear a little at every step, each time writing the kept newest outputs again. So a
+    clearing also waits until the reads already paid for clearable outputs since the last one
+    (``waste_tokens``, summed over the requests) reach its cost: batches then grow until a
+    rewrite buys many steps (the economic order quantity: the holding cost of a cycle equals
+    its set-up cost).
+    """
+    saving = saved_tokens * main.cache_read * remaining_requests
+    cost = rewritten_tokens * (main.cache_write - main.cache_read)
+    waste = waste_tokens * main.cache_read
+    pays = saved_tokens > 0 and saving > cost * (1 + margin) and waste >= cost
+    verdict = "pays" if pays else "does not pay"
+    reason = (
+        f"{verdict}: clearing {saved_tokens:,} tokens of used tool outputs (rewriting "
+        f"{rewritten_tokens:,} cached tokens) saves ${saving:.4f} over ~{remaining_requests:.0f} "
+        f"requests for ${cost:.4f}; their reads since the last clearing cost ${waste:.4f}"
+    )
+    return Decision(pays, saving, cost, reason)
+
+
 def cache_is_cold(last_call_at: float | None, now: float, ttl_seconds: float) -> bool:
     """Whether the cache of a session whose last model call was at ``last_call_at`` expired.
 

@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from agent.engines.context_engine import ContextEngine
+from agent.policy.context_policy import Decision
 from agent.policy.session_policy import PolicyCall
 from agent.types import CompactionResult, CompactionTrigger, Message
 
@@ -59,3 +60,27 @@ class SchedulerLog:
     started: list[str] = field(default_factory=list)
     applied: list[CompactionResult] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    step_decisions: list[StepDecision] = field(default_factory=list)
+    """Every decision on clearing used outputs inside a turn, with its numbers (the newest
+    ``STEP_DECISIONS_KEPT``)."""
+
+    def note_step(self, decision: StepDecision) -> None:
+        """Keep a decision made inside a turn (a bounded list: a session runs for months)."""
+        self.step_decisions.append(decision)
+        del self.step_decisions[:-STEP_DECISIONS_KEPT]
+
+
+STEP_DECISIONS_KEPT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class StepDecision:
+    """Whether clearing the used tool outputs before a request of a turn paid, and on what."""
+
+    requests_done: int
+    """Requests the turn had made."""
+    remaining_requests: float
+    """Requests it was still expected to make (the next one included)."""
+    saved_tokens: int
+    rewritten_tokens: int
+    decision: Decision

@@ -44,15 +44,22 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from agent.engines.context_engine import ContextEngine
-from agent.policy.context_policy import COLD_MARGIN_SECONDS, requests_per_turn
+from agent.policy.context_policy import COLD_MARGIN_SECONDS, PRUNE_TURNS, requests_per_turn
 from agent.policy.hygiene import needs_hygiene
-from agent.policy.jobs import BeforeTurn, IdlePoint, PendingCompaction, SchedulerLog
+from agent.policy.jobs import (
+    BeforeTurn,
+    IdlePoint,
+    PendingCompaction,
+    SchedulerLog,
+    StepDecision,
+)
 from agent.policy.session_clock import SessionClock
 from agent.policy.session_policy import PolicyCall, SessionPolicy
+from agent.policy.turn_steps import TurnSteps
 from agent.session_context import SessionContext
 from agent.tokens import cache_message_tokens, estimate_messages_tokens_rough
 from agent.types import CompactionResult, CompactionTrigger, Message
@@ -108,6 +115,13 @@ class CompactionScheduler:
         self._idle: IdlePoint | None = None
         self._idle_timer: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.steps = TurnSteps()
+        """The session's requests per turn (how long its turns run), read from its context."""
+        self._sent: int | None = None
+        """Messages the previous model request carried (what the cache holds now); None when
+        unknown (before the first request, after a compaction)."""
+        self._waste_tokens = 0
+        """Clearable used-output tokens the turn's requests read since its last clearing."""
 
     @property
     def pending(self) -> PendingCompaction | None:
@@ -160,6 +174,7 @@ class CompactionScheduler:
                 prompt_tokens=self.session.prompt_tokens,
                 last_call_at=last_call_at,
                 now=now,
+                requests_per_turn=self._requests_per_turn(),
             )
             if call is not None:
                 log.info("context policy, cold start: %s", call.decision.reason)
@@ -198,9 +213,7 @@ class CompactionScheduler:
         result = self.session.engine.prune_used(messages)
         if result is None:
             return None
-        pairs = enumerate(zip(result.messages, messages, strict=True))
-        first = next((i for i, (new, old) in pairs if new is not old), len(messages))
-        rewritten = sum(cache_message_tokens(m) for m in result.messages[first:])
+        rewritten = _rewritten_tokens(result.messages, messages)
         if at_threshold:
             saves = result.tokens_before - result.tokens_after
             under = not self.session.engine.should_compress(result.tokens_after)
@@ -212,11 +225,48 @@ class CompactionScheduler:
             log.debug("threshold: clearing used tool outputs %s", "does" if fits else "does not")
             return result if fits else None
         saved = result.tokens_before - result.tokens_after
+        per_turn = max(requests_per_turn(messages), self._requests_per_turn())
         decision = self.policy.prune_decision(
-            saved, rewritten, cold=cold, requests_per_turn=requests_per_turn(messages)
+            saved, rewritten, cold=cold, expected_requests=PRUNE_TURNS * per_turn
         )
         log.debug("context policy, used tool outputs: %s", decision.reason)
         return result if decision.pays else None
+
+    def _step_clearing(self) -> CompactionResult | None:
+        """Inside a turn, below the threshold: the engine's clearing of used outputs when it
+        pays now (:func:`~agent.policy.context_policy.should_clear_in_turn`) for the requests
+        the turn is still expected to make (the session's own history of requests per turn
+        says how many), else None. Each later request reads the cleared tokens no more; the
+        next one writes again what the cache held from the first cleared output on.
+        """
+        if not self.policy.settings.prune_consumed or self._pending is not None:
+            return None
+        done = self.steps.current
+        if done == 0:
+            self._waste_tokens = 0
+            return None  # the turn's first request: the clearing at its message was weighed
+        messages = self.session.messages
+        result = self.session.engine.prune_used(messages)
+        if result is None:
+            return None
+        saved = result.tokens_before - result.tokens_after
+        self._waste_tokens += saved  # this request reads them too, unless they go now
+        rewritten = _rewritten_tokens(result.messages, messages, cached=self._sent)
+        remaining = self.steps.remaining()
+        decision = self.policy.step_clearing_decision(
+            saved, rewritten, self._waste_tokens, remaining
+        )
+        self.log.note_step(StepDecision(done, remaining, saved, rewritten, decision))
+        log.debug("context policy, inside the turn (request %d): %s", done + 1, decision.reason)
+        if not decision.pays:
+            return None
+        self._waste_tokens = 0
+        return result
+
+    def _requests_per_turn(self) -> float:
+        """The session's mean requests per turn, from its context as it is now."""
+        self.steps.observe(self.session.messages)
+        return self.steps.per_turn()
 
     @property
     def context(self) -> list[Message]:
@@ -256,13 +306,29 @@ class CompactionScheduler:
         log.info("hygiene compaction before the turn")
         return await self.session.compact("hygiene")
 
+    async def before_call(self) -> CompactionTrigger | None:
+        """Asked by the agent loop before each model call: a policy compaction that finished
+        while the turn ran is applied first, if it still pays for the requests left (a long
+        tool loop need not wait for its end); then :meth:`compact_before_call`."""
+        pending = self._pending
+        if pending is not None and pending.task.done():
+            await self._finish(pending)
+        trigger = self.compact_before_call()
+        # The request about to go out carries the whole context (a summary changes its length:
+        # what it replaced is not cached, so nothing of it counts as rewritten).
+        self._sent = len(self.session.messages) if trigger in (None, "prune") else None
+        return trigger
+
     def compact_before_call(self) -> CompactionTrigger | None:
-        """Asked by the agent loop before each model call, at the engine's threshold:
-        ``prune`` when clearing the tool outputs the model has used pays (no summary needed
-        yet), ``agent`` when a compaction cannot run beside the turn (the prompt would not fit
-        the window), else None (nothing due, or started beside the turn)."""
+        """Before each model call of a turn. Below the engine's threshold: ``prune`` when
+        clearing the tool outputs the model has used pays for the requests this turn is still
+        expected to make (:meth:`_step_clearing`), else None. At the threshold: ``prune`` when
+        clearing makes room (no summary needed yet), ``agent`` when a compaction cannot run
+        beside the turn (the prompt would not fit the window), else None (started beside the
+        turn)."""
+        self.steps.observe(self.session.messages)
         if not self.session.engine.should_compress(self.session.prompt_tokens):
-            return None
+            return "prune" if self._step_clearing() is not None else None
         if self._paying_prune(cold=False, at_threshold=True) is not None:
             return "prune"  # no model call: cleared now, the cached prefix before it kept
         return None if self.defer_for_window("agent") else "agent"
@@ -347,6 +413,7 @@ class CompactionScheduler:
             prompt_tokens=self.session.prompt_tokens,
             last_call_at=point.last_call_at,
             now=point.at,
+            requests_per_turn=self._requests_per_turn(),
         )
         if call is None:
             return None
@@ -427,12 +494,15 @@ class CompactionScheduler:
         if not pending.is_prefix_of(self.session.messages):
             return "the context changed meanwhile"
         extra = self.session.messages[len(pending.snapshot) :]
-        turns_done = sum(1 for m in extra if m.get("role") == "assistant")
-        if turns_done and not threshold:
+        requests_done = sum(1 for m in extra if m.get("role") == "assistant")
+        if requests_done and not threshold:
             prompt = self.session.prompt_tokens or 0
             compacted = result.tokens_after + sum(cache_message_tokens(m) for m in extra)
             visit_start = pending.visit_start if pending.visit_start is not None else 0.0
-            if not self.policy.late_compaction_pays(prompt, compacted, turns_done, visit_start):
+            per_turn = self._requests_per_turn()
+            if not self.policy.late_compaction_pays(
+                prompt, compacted, requests_done, visit_start, requests_per_turn=per_turn
+            ):
                 return "too late to pay"
         return None
 
@@ -471,3 +541,16 @@ class CompactionScheduler:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._idle_timer = None
+
+
+def _rewritten_tokens(
+    cleared: Sequence[Message], messages: Sequence[Message], cached: int | None = None
+) -> int:
+    """Tokens written to the cache again after a clearing: what it held from the first
+    message the clearing changed on (the prefix before it stays cached). ``cached``: how many
+    messages the cache holds (the previous request's); those after it are written anyway.
+    None: all of them."""
+    pairs = enumerate(zip(cleared, messages, strict=True))
+    first = next((i for i, (new, old) in pairs if new is not old), len(messages))
+    end = len(cleared) if cached is None else min(cached, len(cleared))
+    return sum(cache_message_tokens(m) for m in cleared[first:end])

@@ -15,9 +15,9 @@ from agent.engines.context_engine import ContextEngine
 from agent.model_table import ModelInfo
 from agent.policy.context_policy import (
     DEFAULT_MARGIN,
-    PRUNE_TURNS,
     Decision,
     cache_is_cold,
+    should_clear_in_turn,
     should_compact_cold,
     should_prune,
 )
@@ -148,9 +148,14 @@ class SessionPolicy:
         prompt_tokens: int | None,
         last_call_at: float | None,
         now: float,
+        requests_per_turn: float = 1.0,
     ) -> PolicyCall | None:
         """The call on a policy compaction now; None when the policy has nothing to weigh
-        (off, cache still warm, unknown times, an engine that does not compact this way)."""
+        (off, cache still warm, unknown times, an engine that does not compact this way).
+
+        ``requests_per_turn``: model requests a turn of this session makes (a chat: one; an
+        agent at work: one per tool step), so the visit's requests are weighed, not its
+        messages: each reads the prompt."""
         if not self.settings.enabled_for(trigger):
             return None
         if not self.cache_is_cold(last_call_at, now):
@@ -163,32 +168,54 @@ class SessionPolicy:
             estimate,
             main=Prices.of(self.main, self.ttl),
             summary=Prices.of(self.summary),
-            expected_turns=self.expected_turns(before=now),
+            expected_turns=self.expected_turns(before=now) * max(1.0, requests_per_turn),
             margin=self.settings.margin,
         )
         return PolicyCall(trigger, estimate, decision)
 
     def prune_decision(
-        self, saved_tokens: int, rewritten_tokens: int, *, cold: bool, requests_per_turn: float
+        self, saved_tokens: int, rewritten_tokens: int, *, cold: bool, expected_requests: float
     ) -> Decision:
         """Whether clearing used tool outputs pays now (see :func:`should_prune`): the saving
-        counts for the requests of this turn and the next."""
+        counts for the ``expected_requests`` that will read the cleared prompt."""
         return should_prune(
             saved_tokens,
             rewritten_tokens,
             cold=cold,
             main=Prices.of(self.main, self.ttl),
-            expected_requests=PRUNE_TURNS * requests_per_turn,
+            expected_requests=expected_requests,
+            margin=self.settings.margin,
+        )
+
+    def step_clearing_decision(
+        self, saved_tokens: int, rewritten_tokens: int, waste_tokens: int, remaining: float
+    ) -> Decision:
+        """Whether clearing used outputs before the next request of a tool loop pays now
+        (see :func:`should_clear_in_turn`)."""
+        return should_clear_in_turn(
+            saved_tokens,
+            rewritten_tokens,
+            waste_tokens,
+            main=Prices.of(self.main, self.ttl),
+            remaining_requests=remaining,
             margin=self.settings.margin,
         )
 
     def late_compaction_pays(
-        self, prompt_tokens: int, compacted_tokens: int, turns_done: int, visit_start: float
+        self,
+        prompt_tokens: int,
+        compacted_tokens: int,
+        requests_done: int,
+        visit_start: float,
+        *,
+        requests_per_turn: float = 1.0,
     ) -> bool:
-        """Whether a compaction that finished after ``turns_done`` turns of the visit ran on
-        the full prompt still pays: the cache now holds the full prompt (warm), the compacted
-        one would be written afresh; the summary is paid for already."""
-        remaining = self.expected_turns(before=visit_start) - turns_done
+        """Whether a compaction that finished after ``requests_done`` requests of the visit ran
+        on the full prompt still pays: the cache now holds the full prompt (warm), the compacted
+        one would be written afresh; the summary is paid for already. The visit is expected to
+        make ``requests_per_turn`` requests per turn (one for a chat)."""
+        expected = self.expected_turns(before=visit_start) * max(1.0, requests_per_turn)
+        remaining = expected - requests_done
         if remaining <= 0 or compacted_tokens >= prompt_tokens:
             return False
         prices = Prices.of(self.main, self.ttl)

@@ -62,6 +62,7 @@ async def usage_command(config: Config, args: argparse.Namespace) -> int:
         repo = Repository(store)
         rows = await repo.usage_by(args.by, since)
         tool_calls = await repo.tool_call_stats(since, per_user=args.by == "user")
+        stops = await repo.turn_stops_since(since)
     finally:
         await store.close()
     print(f"{args.by:<28} {'calls':>7} {'input':>11} {'cached':>11} {'output':>9}  hit   cost")
@@ -79,4 +80,8 @@ async def usage_command(config: Config, args: argparse.Namespace) -> int:
         print(line)
     calls = sum(s.calls for s in tool_calls)
     print(f"total: {calls} tool call(s) over the last {args.days} day(s)")
+    print(
+        f"turns stopped at the step limit (agent.max_iterations: "
+        f"{config.agent.max_iterations}): {stops}"
+    )
     return 0

@@ -92,7 +92,23 @@ async def my_usage_text(ctx: CommandContext) -> str:
             ("this month", await repo.tool_call_stats(month_start(), key)),
         ],
     )
-    return f"{spend}\n{tools}"
+    stops = await step_limit_text(ctx, key)
+    return "\n".join(part for part in (spend, tools, stops) if part)
+
+
+async def step_limit_text(ctx: CommandContext, key: str | None) -> str:
+    """How many turns (of ``key``, or everyone's) stopped at the step limit today and this
+    month; empty when none did this month."""
+    repo = ctx.sessions.services.repo
+    month = await repo.turn_stops_since(month_start(), key)
+    if not month:
+        return ""
+    today = await repo.turn_stops_since(day_start(), key)
+    limit = ctx.sessions.services.config.agent.max_iterations
+    return (
+        f"Stopped at the step limit ({limit} steps, agent.max_iterations): "
+        f"{today} today (UTC), {month} this month"
+    )
 
 
 async def everyones_usage_text(ctx: CommandContext) -> str:
@@ -112,7 +128,8 @@ async def everyones_usage_text(ctx: CommandContext) -> str:
             ("this month", await repo.tool_call_stats(month_start())),
         ],
     )
-    return "\n".join([*lines, tools])
+    stops = await step_limit_text(ctx, None)
+    return "\n".join([*lines, tools, *([stops] if stops else [])])
 
 
 USER_COMMANDS = (

@@ -189,11 +189,19 @@ class DatabaseSettings(_Section):
     url: str | None = None
 
 
+DEFAULT_MAX_ITERATIONS = 90
+"""Recorded coding-agent tasks take 20 to 50 tool steps, one call a step, and a turn also reads
+pages of shortened outputs and repeats a failed call now and then: 90 leaves the longest of them
+almost twice its length before the turn stops (Hermes Agent's default too), while a loop that
+goes nowhere still ends within minutes (and the daily budgets cap its cost)."""
+
+
 class AgentSettings(_Section):
     system_prompt: str = (
         "You are Hermes, a helpful assistant reachable from chat apps. Answer concisely."
     )
-    max_iterations: Annotated[int, Field(ge=1, le=200)] = 20
+    max_iterations: Annotated[int, Field(ge=1, le=500)] = DEFAULT_MAX_ITERATIONS
+    """Model calls a turn may make before it stops and says so (see DEFAULT_MAX_ITERATIONS)."""
     tools: list[str] = Field(default_factory=lambda: ["current_time", "calculator"])
     max_tool_result_tokens: Annotated[int, Field(ge=500)] | Literal["auto"] = "auto"
     """A larger tool result is kept whole; the context gets its head and tail and a ref the

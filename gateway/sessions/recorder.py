@@ -98,6 +98,13 @@ class StoreRecorder:
             self.session_id, call, started_at=started_at, user_key=self.billing.user_key
         )
 
+    async def record_turn_stop(self, reason: str, requests: int) -> None:
+        """Store that the turn stopped before its answer (the step limit), for the user whose
+        turn it was."""
+        await self.repo.record_turn_stop(
+            self.session_id, reason, requests, stopped_at=self.now(), user_key=self.billing.user_key
+        )
+
     async def record_compaction(self, result: CompactionResult) -> list[int]:
         """Persist a compaction in one transaction; returns the row ids of the messages of
         ``result.messages`` that were not stored yet (those without ``"_id"``), in order."""

@@ -241,6 +241,16 @@ class RecorderStore(UsageSink, Protocol):
         user_key: str | None = ...,
     ) -> None: ...
 
+    async def record_turn_stop(
+        self,
+        session_id: int | None,
+        reason: str,
+        requests: int,
+        *,
+        stopped_at: datetime,
+        user_key: str | None = ...,
+    ) -> None: ...
+
     async def append_messages(
         self,
         session_id: int,
@@ -322,6 +332,8 @@ class CommandStore(Protocol):
     async def tool_call_stats(
         self, since: datetime, user_key: str | None = ..., *, per_user: bool = ...
     ) -> list[ToolCallStats]: ...
+
+    async def turn_stops_since(self, since: datetime, user_key: str | None = ...) -> int: ...
 
     async def owned_data(self, platform: str, user_id: str) -> OwnedData: ...
 

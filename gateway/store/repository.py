@@ -54,6 +54,7 @@ from gateway.store.repository_sessions import (
     SessionQueries,
 )
 from gateway.store.repository_tool_calls import ToolCallQueries
+from gateway.store.repository_turn_stops import TurnStopQueries
 from gateway.store.repository_usage import UsageQueries
 from gateway.store.repository_users import UserQueries
 
@@ -86,6 +87,7 @@ class Repository(
     McpToolListQueries,
     ToolOutputQueries,
     ToolCallQueries,
+    TurnStopQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 

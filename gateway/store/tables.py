@@ -217,6 +217,24 @@ class ToolCallRow(Base):
     """``ok``, ``error``, ``denied``, ``timeout``, ``not_asked`` or ``cancelled``."""
 
 
+class TurnStopRow(Base):
+    """A turn that ended before its answer because it reached the step limit
+    (``agent.max_iterations``): whose turn, when, after how many requests."""
+
+    __tablename__ = "turn_stops"
+    __table_args__ = (Index("ix_turn_stops_user_key_stopped_at", "user_key", "stopped_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    user_key: Mapped[str | None] = mapped_column(String, nullable=True)
+    """``platform:user_id`` of the user whose turn it was (as on ``api_usage``)."""
+    reason: Mapped[str] = mapped_column(String)
+    """``max_iterations``."""
+    requests: Mapped[int] = mapped_column(Integer)
+    """Model requests the turn made before it stopped."""
+    stopped_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
 class UserAccessRow(Base):
     """A user an admin allowed or denied at run time, by id or by username (overrides the
     config's ``allowed_users``)."""

@@ -26,6 +26,53 @@ PRUNED_FIRST_LINE_CHARS = 80
 DUPLICATE_OUTPUT_TEMPLATE = "[Duplicate of a later {tool} output]"
 """Placeholder for an output that appears again, identical, later in the history."""
 UNKNOWN_TOOL = "tool"
+KEEP_RECENT_TOOL_RESULTS = 3
+"""Inside a turn, clearing used outputs keeps this many newest tool results whole (the model
+usually works from its last few), as Anthropic's context editing keeps its last tool uses."""
+
+
+def first_clearable_in_turn(messages: Sequence[Message]) -> int | None:
+    """The index of the first tool output of the newest turn (after its user message) that a
+    clearing could still shorten, None when there is none: where the next clearing of that
+    turn will start changing the history. Reads only the newest turn."""
+    first: int | None = None
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        role = message.get("role")
+        if role == "user":
+            break
+        if role == "tool" and _clearable(message.get("content")):
+            first = index
+    return first
+
+
+def _clearable(content: object) -> bool:
+    """Whether a tool output is long enough to clear and not cleared already."""
+    if isinstance(content, str):
+        return len(content) > PRUNE_MIN_CHARS and not content.startswith(PRUNED_OUTPUT_PREFIX)
+    return isinstance(content, list) and bool(content)
+
+
+def used_outputs_end(messages: Sequence[Message], floor: int, keep: int) -> int:
+    """Where clearing the used tool outputs of the turn starting at ``floor`` stops: before the
+    ``keep`` newest tool results, and before any result the model has not seen yet (those after
+    the last assistant message). ``len(messages)`` when the turn has no tool result."""
+    end = len(messages)
+    kept = 0
+    for index in range(len(messages) - 1, floor - 1, -1):
+        role = messages[index].get("role")
+        if role == "assistant":
+            break  # every result after it is unseen: kept, and counted among the newest
+        if role == "tool":
+            kept += 1
+            end = index
+    for index in range(end - 1, floor - 1, -1):
+        if kept >= keep:
+            break
+        if messages[index].get("role") == "tool":
+            kept += 1
+            end = index
+    return end
 
 
 def tool_names_by_call_id(messages: Sequence[Message]) -> dict[str, str]:
