@@ -50,11 +50,12 @@ from agent.retries import (
 )
 from gateway.config.schema import GatewaySettings
 from gateway.delivery.in_flight import InFlight
+from gateway.delivery.voice import VoicePlan, VoiceReplies
 from gateway.messages.inbound import InboundMessage
-from gateway.platforms.base import DeliveryTarget, SendFailure
+from gateway.platforms.base import DeliveryTarget, SendFailure, VoiceNote
 from gateway.platforms.ports import ReplySender
 from gateway.store.ports import DeliveryStore
-from gateway.store.records import ReplyPart, ReplyRecord
+from gateway.store.records import ReplyPart, ReplyRecord, VoiceAudio
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +163,11 @@ class Deliverer:
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         on_retry: Callable[[str], None] = lambda platform: None,
+        voice: VoiceReplies | None = None,
     ) -> None:
         self.repo = repo
+        self.voice = voice
+        """Speaks a turn's answer when its chat wants voice (None: never)."""
         self.on_retry = on_retry
         """Told the platform's name before each send attempted again (the daemon counts)."""
         self.adapters = adapters
@@ -181,26 +185,43 @@ class Deliverer:
         *,
         closes_as: str = "done",
         failure: str | None = None,
+        speak: str | None = None,
     ) -> ReplyRecord:
         """Answer the messages of ``batch`` (one turn) with ``texts``, split for the platform.
 
-        Their status becomes ``closes_as`` once the last part is out (``failure`` is the
-        reason stored with a failed turn's notice), or ``failed`` if the reply cannot be
-        delivered. Returns the reply as it ended.
+        ``speak``: the answer among ``texts`` to send as voice messages too, when the chat
+        wants voice (the texts are sent whatever the voice does). Their status becomes
+        ``closes_as`` once the last part is out (``failure`` is the reason stored with a
+        failed turn's notice), or ``failed`` if the reply cannot be delivered. Returns the
+        reply as it ended.
         """
         last = batch[-1]
         adapter = self.adapters[last.platform]
-        parts = [part for text in texts for part in adapter.split(text)]
         with self.in_flight.track():
+            plan = None
+            if speak and self.voice is not None:
+                plan = await self.voice.plan(batch, speak)
+            if plan is not None and plan.note:
+                texts = [*texts, plan.note]
+            parts = [part for text in texts for part in adapter.split(text)] or [NO_TEXT_REPLY]
+            voices: dict[int, VoiceAudio] = {}
+            if plan is not None and plan.voices:
+                streamed = bool(
+                    await self.repo.live_messages(
+                        last.platform, last.chat_id, [m.platform_message_id for m in batch]
+                    )
+                )
+                parts, voices = _with_voices(adapter, texts, parts, plan, streamed=streamed)
             reply = await self.repo.plan_reply(
                 last.platform,
                 [message.platform_message_id for message in batch],
-                parts or [NO_TEXT_REPLY],
+                parts,
                 session_key=last.session_key,
                 chat_id=last.chat_id,
                 thread_id=last.thread_id,
                 closes_as=closes_as,
                 failure=failure,
+                voices=voices,
             )
             return await self._send_unsent(reply, resumed=False)
 
@@ -224,7 +245,9 @@ class Deliverer:
             what = f"{reply.platform}: reply {reply.id} part {part.index + 1}/{len(reply.parts)}"
             try:
                 platform_id = None
-                if part.index < len(live):
+                if part.voice is not None:
+                    platform_id = await self._send_voice(adapter, target, part, what)
+                elif part.index < len(live):
                     platform_id = await self._finish_live(
                         adapter, target, live[part.index], part, what
                     )
@@ -239,12 +262,32 @@ class Deliverer:
                 await self.repo.fail_reply(reply.id, exc.reason)
                 return _ended(reply, sent, "failed", exc.reason)
             if part.index == final_index:
-                await self._drop_live(adapter, target, live[len(reply.parts) :])
+                texts = sum(1 for each in reply.parts if each.voice is None)
+                await self._drop_live(adapter, target, live[texts:])
             await self.repo.record_sent_part(
                 reply.id, part.index, platform_id, last=part.index == final_index
             )
             sent[part.index] = platform_id
         return _ended(reply, sent, "sent", None)
+
+    async def _send_voice(
+        self, adapter: ReplySender, target: DeliveryTarget, part: ReplyPart, what: str
+    ) -> str:
+        """Send a voice part (its audio from the blob folder), retried like a text part.
+
+        A voice part a crash left in doubt is sent again: no platform lets the bot find its
+        own voice message by content."""
+        voice = part.voice
+        if voice is None or self.voice is None:
+            raise DeliveryFailed("a voice part, but no voice replies configured")
+        try:
+            audio = self.voice.audio(voice)
+        except FileNotFoundError as exc:
+            raise DeliveryFailed(f"voice audio {voice.blob[:12]} is gone") from exc
+        note = VoiceNote(audio, voice.duration, voice.waveform)
+        return await self._retrying(
+            partial(adapter.send_voice, target, note, part.text), adapter, what
+        )
 
     async def _retrying(
         self, send: Callable[[], Awaitable[T]], adapter: ReplySender, what: str
@@ -323,6 +366,32 @@ class Deliverer:
         if found is not None:
             log.info("%s was delivered before the restart; not sending it again", what)
         return found
+
+
+def _with_voices(
+    adapter: ReplySender,
+    texts: Sequence[str],
+    text_parts: list[str],
+    plan: VoicePlan,
+    *,
+    streamed: bool,
+) -> tuple[list[str], dict[int, VoiceAudio]]:
+    """The parts of a spoken reply and which of them are voice messages.
+
+    One voice message whose answer fits the platform's caption carries it as its caption;
+    otherwise the voice messages come first and the text follows in messages of its own (after
+    the text, when the reply was shown live: the text is in the chat already).
+    """
+    whole = "\n\n".join(texts)
+    fits = 0 < adapter.measure(whole) <= adapter.caption_limit
+    if len(plan.voices) == 1 and fits and not streamed:
+        return [whole], {0: plan.voices[0]}
+    captions = [""] * len(plan.voices)
+    if streamed:
+        start = len(text_parts)
+        voices = {start + index: voice for index, voice in enumerate(plan.voices)}
+        return [*text_parts, *captions], voices
+    return [*captions, *text_parts], dict(enumerate(plan.voices))
 
 
 def _ended(
