@@ -9,6 +9,7 @@ the same from the shell.
 from __future__ import annotations
 
 from gateway.commands.registry import CommandContext, CommandSpec
+from gateway.commands.voice import speech_usage_lines
 from gateway.reports.tool_calls import tool_calls_text
 from gateway.store.repository_users import Access, SpendRow
 from gateway.users.access import day_start, month_start
@@ -92,7 +93,9 @@ async def my_usage_text(ctx: CommandContext) -> str:
             ("this month", await repo.tool_call_stats(month_start(), key)),
         ],
     )
-    return f"{spend}\n{tools}"
+    periods = [("today (UTC)", day_start()), ("this month", month_start())]
+    voice = await speech_usage_lines(repo, periods, key)
+    return "\n".join([spend, tools, *voice])
 
 
 async def everyones_usage_text(ctx: CommandContext) -> str:
@@ -112,7 +115,8 @@ async def everyones_usage_text(ctx: CommandContext) -> str:
             ("this month", await repo.tool_call_stats(month_start())),
         ],
     )
-    return "\n".join([*lines, tools])
+    voice = await speech_usage_lines(repo, [("this month", month_start())], None)
+    return "\n".join([*lines, tools, *voice])
 
 
 USER_COMMANDS = (

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gateway.media.blobs import BlobStore
-from gateway.media.tts.providers import SpeechFailed
+from gateway.media.tts.providers import SpeechFailed, speech_provider
 from gateway.media.tts.speaker import Speaker
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.media_items import VOICE
+from gateway.settings.media import MediaSettings
 from gateway.settings.tts import VOICE_MODES, TtsSettings, VoiceMode
 from gateway.store.ports import VoiceStore
 from gateway.store.records import VoiceAudio
@@ -130,3 +131,17 @@ class VoiceReplies:
     def audio(self, voice: VoiceAudio) -> bytes:
         """The OGG/Opus bytes of a planned voice message."""
         return self.blobs.get(voice.blob)
+
+    async def aclose(self) -> None:
+        """Release the provider's connections."""
+        if self.speaker is not None:
+            await self.speaker.provider.aclose()
+
+
+def build_voice_replies(
+    settings: TtsSettings, media: MediaSettings, store: VoiceStore
+) -> VoiceReplies:
+    """Voice replies as configured (a provider, the blob folder for the clips)."""
+    provider = speech_provider(settings)
+    speaker = Speaker(provider) if provider is not None else None
+    return VoiceReplies(settings, store, BlobStore(media.blob_path()), speaker)

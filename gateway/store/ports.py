@@ -389,6 +389,7 @@ class ServicesStore(
     RecallStore,
     JobStore,
     ToolOutputStore,
+    VoiceStore,
     Protocol,
 ):
     """The store as the shared services carry it: to each session (opening it, its
