@@ -1,0 +1,217 @@
+"""Voice replies on Telegram: the real daemon core, python-telegram-bot, and the emulators.
+
+The Telegram emulator decodes every ``sendVoice`` upload (OGG container, Opus stream, a
+``duration``) and refuses anything else; the speech endpoint is an emulated OpenAI
+``/v1/audio/speech`` answering real audio, or a real local engine (espeak-ng).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from gateway.runtime.gateway import Gateway
+from gateway.sessions.runtime import SessionAddress
+from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.speech_api import SpeechEmulator
+from sandbox.telegram_api import TelegramEmulator
+from sandbox.telegram_voice import SentVoice
+from sandbox.transcription_api import TranscriptionEmulator
+from tests.gateway.conftest import ALICE, GatewayFactory, all_quiet, settled_inbound
+
+WAIT = 30.0
+"""A guard against hangs on a busy machine, not a timing assertion."""
+SPOKEN = b"OggS a spoken question"
+LONG_ANSWER = " ".join(
+    f"Sentence number {n} of a long answer says something worth hearing about the weather."
+    for n in range(1, 31)
+)
+"""About 2,600 characters: three parts at a 1,000-character input limit."""
+
+
+@pytest.fixture
+async def speech() -> AsyncIterator[SpeechEmulator]:
+    emulator = SpeechEmulator()
+    await emulator.start()
+    try:
+        yield emulator
+    finally:
+        await emulator.stop()
+
+
+@pytest.fixture
+async def whisper() -> AsyncIterator[TranscriptionEmulator]:
+    emulator = TranscriptionEmulator()
+    await emulator.start()
+    emulator.say(SPOKEN, "what is the weather like")
+    try:
+        yield emulator
+    finally:
+        await emulator.stop()
+
+
+def voice_options(
+    speech: SpeechEmulator, whisper: TranscriptionEmulator, **tts: Any
+) -> dict[str, Any]:
+    """Gateway options: Telegram, transcription of voice notes, and the emulated speech API."""
+    openai = {"base_url": speech.base_url, "api_key_env": None, "max_chars": 1000}
+    openai.update(tts.pop("openai", {}))
+    return {
+        "media_settings": {"transcription": {"base_url": whisper.base_url}},
+        "sections": {"tts": {"provider": "openai", "voice": "auto", "openai": openai, **tts}},
+    }
+
+
+def alice() -> SessionAddress:
+    return SessionAddress(f"telegram:{ALICE}", "telegram", str(ALICE), str(ALICE))
+
+
+async def assistant_texts(gateway: Gateway) -> list[Any]:
+    runtime = await gateway.app.sessions.get(alice())
+    return [m["content"] for m in runtime.context if m["role"] == "assistant"]
+
+
+def assert_plays_for_its_duration(voice: SentVoice) -> None:
+    assert voice.decoded.container == "ogg"
+    assert voice.decoded.codec == "opus"
+    assert voice.decoded.sample_rate == 48_000
+    assert voice.decoded.channels == 1
+    assert voice.duration == max(1, math.ceil(voice.decoded.seconds))
+
+
+async def test_auto_answers_a_voice_note_with_a_voice_bubble_and_its_text_and_a_text_with_text(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    async with run_gateway(telegram=telegram, **voice_options(speech, whisper)) as gateway:
+        telegram.push_message(ALICE, "/voice auto")
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        update = telegram.push_voice(ALICE, SPOKEN)
+        sent = await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
+        record = await settled_inbound(
+            gateway, "telegram", f"{ALICE}:{update['message']['message_id']}"
+        )
+        telegram.push_message(ALICE, "and tomorrow?")
+        sent = await telegram.wait_for_sent(ALICE, 3, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+        stored = await assistant_texts(gateway)
+    answer = anthropic.requests[0].reply_text
+    [voice] = telegram.voices.sent
+    assert_plays_for_its_duration(voice)
+    assert voice.caption == answer  # the text rides along as the caption
+    assert sent[1]["kind"] == "voice" and sent[1]["message_id"] == voice.message_id
+    assert record.status == "done"
+    assert record.reply_platform_ids == (str(voice.message_id),)
+    assert "voice" not in sent[2] and sent[2]["text"].startswith("Noted: and tomorrow?")
+    assert stored == [answer, anthropic.requests[1].reply_text]  # text only, once each
+    assert [r.text for r in speech.requests] == [answer.strip()]
+
+
+async def test_on_speaks_a_long_answer_in_parts_then_sends_its_text(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    anthropic.reply_fn = lambda body: LONG_ANSWER
+    async with run_gateway(telegram=telegram, **voice_options(speech, whisper)) as gateway:
+        telegram.push_message(ALICE, "/voice on")
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        telegram.push_message(ALICE, "tell me everything")
+        await all_quiet(gateway, telegram)
+        stored = await assistant_texts(gateway)
+    sent = telegram.sent_messages(ALICE)[1:]
+    voices = telegram.voices.sent
+    assert len(voices) == 3
+    assert all(len(r.text) <= 1000 and r.text.endswith(".") for r in speech.requests)
+    assert " ".join(r.text for r in speech.requests) == LONG_ANSWER
+    for voice in voices:
+        assert_plays_for_its_duration(voice)
+        assert voice.caption == ""
+    assert [m.get("kind") for m in sent] == ["voice", "voice", "voice", None]
+    assert sent[3]["text"] == LONG_ANSWER
+    assert stored == [LONG_ANSWER]
+
+
+@pytest.mark.parametrize("fault", ["error", "timeout"])
+async def test_a_failing_speech_provider_still_delivers_the_text_with_a_note(
+    fault: str,
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    if fault == "error":
+        speech.fail(500)
+    else:
+        speech.hang()
+    options = voice_options(speech, whisper, openai={"timeout_seconds": 1})
+    async with run_gateway(telegram=telegram, **options) as gateway:
+        update = telegram.push_voice(ALICE, SPOKEN)
+        sent = await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
+        record = await settled_inbound(
+            gateway, "telegram", f"{ALICE}:{update['message']['message_id']}"
+        )
+        await all_quiet(gateway, telegram)
+        stored = await assistant_texts(gateway)
+    answer = anthropic.requests[0].reply_text
+    assert telegram.voices.sent == []
+    assert [m["text"] for m in telegram.sent_messages(ALICE)] == [
+        answer,
+        sent[1]["text"],
+    ]
+    assert sent[1]["text"].startswith("(No voice reply this time:")
+    assert record.status == "done"
+    assert stored == [answer]
+    assert len(speech.requests) == 1
+
+
+async def test_the_command_provider_speaks_through_a_real_local_engine(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    options = voice_options(speech, whisper)
+    options["sections"]["tts"].update(
+        provider="command", command={"run": ["espeak-ng", "--stdout"], "timeout_seconds": 60}
+    )
+    async with run_gateway(telegram=telegram, **options) as gateway:
+        telegram.push_voice(ALICE, SPOKEN)
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+    [voice] = telegram.voices.sent
+    assert_plays_for_its_duration(voice)
+    assert voice.decoded.seconds > 1.0  # espeak-ng reads a whole sentence
+    assert voice.caption == anthropic.requests[0].reply_text
+    assert speech.requests == []
+
+
+async def test_a_restart_keeps_each_chats_voice_setting(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    options = voice_options(speech, whisper, voice="off")
+    async with run_gateway(telegram=telegram, **options) as gateway:
+        telegram.push_message(ALICE, "/voice on")
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+    async with run_gateway(telegram=telegram, **options) as gateway:
+        telegram.push_message(ALICE, "a typed question")
+        await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+    [voice] = telegram.voices.sent
+    assert_plays_for_its_duration(voice)
+    assert voice.caption.startswith("Noted: a typed question")
