@@ -76,7 +76,7 @@ async def test_a_failing_command_is_speech_failed_with_its_error() -> None:
 async def test_a_command_outliving_its_timeout_is_killed() -> None:
     script = "import time; time.sleep(600)"
     settings = CommandSpeechSettings(run=[sys.executable, "-c", script], timeout_seconds=0.5)
-    with pytest.raises(SpeechFailed, match="no audio within 0.5 s"):
+    with pytest.raises(SpeechFailed, match=r"no audio within 0\.5 s"):
         await CommandSpeech(settings).synthesize("hello")
 
 
