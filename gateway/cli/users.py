@@ -62,6 +62,7 @@ async def usage_command(config: Config, args: argparse.Namespace) -> int:
         repo = Repository(store)
         rows = await repo.usage_by(args.by, since)
         tool_calls = await repo.tool_call_stats(since, per_user=args.by == "user")
+        speech = await repo.speech_totals(since)
     finally:
         await store.close()
     print(f"{args.by:<28} {'calls':>7} {'input':>11} {'cached':>11} {'output':>9}  hit   cost")
@@ -79,4 +80,10 @@ async def usage_command(config: Config, args: argparse.Namespace) -> int:
         print(line)
     calls = sum(s.calls for s in tool_calls)
     print(f"total: {calls} tool call(s) over the last {args.days} day(s)")
+    print()
+    print(f"{'voice replies per provider':<28} {'answers':>7} {'characters':>11}  cost")
+    for total in speech:
+        print(f"{total.provider:<28} {total.answers:>7} {total.chars:>11,}  ${total.cost_usd:.4f}")
+    spoken = sum(total.cost_usd for total in speech)
+    print(f"total: ${spoken:.4f} spoken over the last {args.days} day(s)")
     return 0

@@ -215,3 +215,45 @@ async def test_a_restart_keeps_each_chats_voice_setting(
     [voice] = telegram.voices.sent
     assert_plays_for_its_duration(voice)
     assert voice.caption.startswith("Noted: a typed question")
+
+
+async def test_spoken_characters_and_their_cost_are_in_usage(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    options = voice_options(speech, whisper, openai={"usd_per_million_chars": 30.0})
+    async with run_gateway(telegram=telegram, **options) as gateway:
+        telegram.push_voice(ALICE, SPOKEN)
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+        telegram.push_message(ALICE, "/usage")
+        sent = await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+    chars = sum(len(request.text) for request in speech.requests)
+    line = f"openai: 1 answers, {chars:,} characters spoken, ${chars * 30 / 1e6:.4f}"
+    assert f"today (UTC), {line}" in sent[-1]["text"]
+    assert f"this month, {line}" in sent[-1]["text"]
+
+
+async def test_past_the_daily_cap_answers_are_text_with_a_note(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    options = voice_options(speech, whisper, max_chars_per_user_per_day=60)
+    async with run_gateway(telegram=telegram, **options) as gateway:
+        telegram.push_voice(ALICE, SPOKEN)
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+        telegram.push_voice(ALICE, SPOKEN)
+        sent = await telegram.wait_for_sent(ALICE, 3, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+    assert len(telegram.voices.sent) == 1
+    assert len(speech.requests) == 1
+    assert sent[1]["text"] == anthropic.requests[1].reply_text
+    assert sent[2]["text"].startswith("(No voice reply: today's limit")
