@@ -8,14 +8,15 @@ operators' pages.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
-from sqlalchemy import Connection, Table, func, insert, select, update
+from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
 from gateway.store.repository_base import RepositoryBase, rowcount
-from gateway.store.tables import ChatVoiceRow, SpeechUsageRow, utcnow
+from gateway.store.tables import ChatVoiceRow, ReplyPartRow, SpeechUsageRow, utcnow
 
 speech_usage_table = cast(Table, SpeechUsageRow.__table__)
 
@@ -117,3 +118,23 @@ class VoiceQueries(RepositoryBase):
             SpeechTotal(str(provider), int(answers), int(total), float(cost or 0.0))
             for provider, answers, total, cost in rows
         ]
+
+
+def _voice_blobs(voices: Iterable[dict[str, Any] | None]) -> set[str]:
+    return {str(voice["blob"]) for voice in voices if voice and voice.get("blob")}
+
+
+def forget_speech(connection: Connection, user_key: str, reply_ids: Sequence[int]) -> set[str]:
+    """``/forget``: delete the user's spoken-character rows; returns the audio blobs of the
+    voice parts of ``reply_ids`` (deleted with those replies)."""
+    connection.execute(delete(SpeechUsageRow).where(SpeechUsageRow.user_key == user_key))
+    query = select(ReplyPartRow.voice).where(ReplyPartRow.reply_id.in_(reply_ids))
+    return _voice_blobs(connection.execute(query).scalars())
+
+
+def voice_blobs_in_use(connection: Connection, blobs: set[str]) -> set[str]:
+    """Which of ``blobs`` a remaining voice part still plays (the same audio in another chat)."""
+    if not blobs:
+        return set()
+    query = select(ReplyPartRow.voice).where(ReplyPartRow.voice.is_not(None))
+    return _voice_blobs(connection.execute(query).scalars()) & blobs

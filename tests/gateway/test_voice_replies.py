@@ -7,12 +7,16 @@ The Telegram emulator decodes every ``sendVoice`` upload (OGG container, Opus st
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from gateway.config.schema import hermes_home
+from gateway.media.blobs import BlobStore
 from gateway.runtime.gateway import Gateway
 from gateway.sessions.runtime import SessionAddress
 from sandbox.anthropic_api import AnthropicEmulator
@@ -257,3 +261,28 @@ async def test_past_the_daily_cap_answers_are_text_with_a_note(
     assert len(speech.requests) == 1
     assert sent[1]["text"] == anthropic.requests[1].reply_text
     assert sent[2]["text"].startswith("(No voice reply: today's limit")
+
+
+async def test_forget_deletes_the_voice_audio_and_the_spoken_characters(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    async with run_gateway(telegram=telegram, **voice_options(speech, whisper)) as gateway:
+        telegram.push_voice(ALICE, SPOKEN)
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+        [voice] = telegram.voices.sent
+        blobs = BlobStore(hermes_home() / "media")
+        kept = blobs.path(hashlib.sha256(voice.audio).hexdigest())
+        assert kept.exists()
+        telegram.push_message(ALICE, "/forget")
+        await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
+        telegram.push_message(ALICE, "/forget confirm")
+        await telegram.wait_for_sent(ALICE, 3, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+        spoken = await gateway.app.repo.speech_totals(datetime(2000, 1, 1, tzinfo=UTC))
+    assert not kept.exists()
+    assert spoken == []
