@@ -11,20 +11,32 @@ import hashlib
 import math
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gateway.config.schema import hermes_home
 from gateway.media.blobs import BlobStore
+from gateway.media.tts.encode import encode_voice
+from gateway.messages.inbound import InboundMessage
+from gateway.runtime.app import open_app
 from gateway.runtime.gateway import Gateway
 from gateway.sessions.runtime import SessionAddress
+from gateway.store.records import VoiceAudio
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.speech_api import SpeechEmulator
 from sandbox.telegram_api import TelegramEmulator
 from sandbox.telegram_voice import SentVoice
 from sandbox.transcription_api import TranscriptionEmulator
-from tests.gateway.conftest import ALICE, GatewayFactory, all_quiet, settled_inbound
+from sandbox.voice_audio import tone_wav
+from tests.gateway.conftest import (
+    ALICE,
+    GatewayFactory,
+    all_quiet,
+    gateway_config,
+    settled_inbound,
+)
 
 WAIT = 30.0
 """A guard against hangs on a busy machine, not a timing assertion."""
@@ -286,3 +298,59 @@ async def test_forget_deletes_the_voice_audio_and_the_spoken_characters(
         spoken = await gateway.app.repo.speech_totals(datetime(2000, 1, 1, tzinfo=UTC))
     assert not kept.exists()
     assert spoken == []
+
+
+async def test_a_voice_reply_cut_off_by_a_crash_sends_only_its_missing_parts(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+    tmp_path: Path,
+) -> None:
+    options = voice_options(speech, whisper)
+    update = telegram.push_message(ALICE, "speak to me")
+    inbound_id = f"{ALICE}:{update['message']['message_id']}"
+    config = gateway_config(tmp_path, anthropic, telegram=telegram, **options)
+    async with open_app(config) as app:  # the run that died after the first voice part
+        key = f"telegram:{ALICE}"
+        await app.repo.record_inbound(
+            "telegram",
+            inbound_id,
+            session_key=key,
+            chat_id=str(ALICE),
+            user_id=str(ALICE),
+            text="speak to me",
+            payload=InboundMessage(
+                platform="telegram",
+                chat_id=str(ALICE),
+                user_id=str(ALICE),
+                text="speak to me",
+                platform_message_id=inbound_id,
+                session_key=key,
+            ).to_payload(),
+        )
+        clips = [encode_voice(tone_wav(seconds)) for seconds in (1.2, 2.6)]
+        blobs = BlobStore(config.media.blob_path())
+        voices = {
+            n: VoiceAudio(blobs.put(clip.ogg), clip.duration, clip.waveform_b64)
+            for n, clip in enumerate(clips)
+        }
+        reply = await app.repo.plan_reply(
+            "telegram",
+            [inbound_id],
+            ["", "", "The answer, in text."],
+            session_key=key,
+            chat_id=str(ALICE),
+            voices=voices,
+        )
+        await app.repo.record_sent_part(reply.id, 0, "1")
+    async with run_gateway(telegram=telegram, **options) as gateway:
+        done = await settled_inbound(gateway, "telegram", inbound_id)
+        await all_quiet(gateway, telegram)
+    [voice] = telegram.voices.sent
+    assert voice.audio == clips[1].ogg
+    assert_plays_for_its_duration(voice)
+    assert [m["text"] for m in telegram.sent_messages(ALICE)] == ["", "The answer, in text."]
+    assert done.status == "done"
+    assert anthropic.requests == [] and speech.requests == []
