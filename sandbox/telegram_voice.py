@@ -63,6 +63,8 @@ class VoiceMessages:
         self._flood = flood
         self._record = record
         self.sent: list[SentVoice] = []
+        self.forbidden_chats: set[int] = set()
+        """Private chats whose user accepts no voice messages (Telegram's privacy setting)."""
 
     def send_voice(self, params: Params) -> ApiObject:
         """Validate the upload and store a voice message in the chat."""
@@ -78,6 +80,8 @@ class VoiceMessages:
         except NotVoice as error:
             raise bad_request(f"wrong file type: {error}") from error
         caption, entities = _caption(params)
+        if chat["id"] in self.forbidden_chats:
+            raise bad_request("VOICE_MESSAGES_FORBIDDEN")
         if self._flood is not None:
             self._flood.admit(chat["id"], self._directory.is_group(chat["id"]))
         message = self._directory.add_message(

@@ -64,6 +64,9 @@ MAX_BACKOFF_SECONDS = 30.0
 NO_TEXT_REPLY = "(I have no answer to give to that.)"
 """Sent when a turn produced no text at all, so that no message goes unanswered."""
 
+VOICE_REFUSED_TEXT = "(The voice message could not be sent here; the answer follows as text.)"
+"""Stands in for a voice message the platform refused for good, so the reply goes on."""
+
 T = TypeVar("T")
 
 
@@ -276,7 +279,8 @@ class Deliverer:
         """Send a voice part (its audio from the blob folder), retried like a text part.
 
         A voice part a crash left in doubt is sent again: no platform lets the bot find its
-        own voice message by content."""
+        own voice message by content. One the platform refuses for good (a user who accepts no
+        voice messages) becomes a text message: its caption, else a short note."""
         voice = part.voice
         if voice is None or self.voice is None:
             raise DeliveryFailed("a voice part, but no voice replies configured")
@@ -285,9 +289,14 @@ class Deliverer:
         except FileNotFoundError as exc:
             raise DeliveryFailed(f"voice audio {voice.blob[:12]} is gone") from exc
         note = VoiceNote(audio, voice.duration, voice.waveform)
-        return await self._retrying(
-            partial(adapter.send_voice, target, note, part.text), adapter, what
-        )
+        try:
+            return await self._retrying(
+                partial(adapter.send_voice, target, note, part.text), adapter, what
+            )
+        except DeliveryFailed as exc:  # e.g. the user does not accept voice messages
+            log.warning("%s: voice message refused (%s); sending text instead", what, exc.reason)
+            text = part.text or VOICE_REFUSED_TEXT
+            return await self._retrying(partial(adapter.send_part, target, text), adapter, what)
 
     async def _retrying(
         self, send: Callable[[], Awaitable[T]], adapter: ReplySender, what: str

@@ -104,13 +104,16 @@ class VoiceReplies:
             return VoicePlan(note=CAPPED_NOTE)
         try:
             spoken = await self.speaker.speak(text)
+            voices = tuple(
+                VoiceAudio(self.blobs.put(clip.ogg), round(clip.duration, 3), clip.waveform_b64)
+                for clip in spoken.clips
+            )
         except SpeechFailed as exc:
             log.warning("%s: voice reply failed: %s", last.session_key, exc)
             return VoicePlan(note=FAILED_NOTE.format(reason=str(exc).rstrip(".")))
-        voices = tuple(
-            VoiceAudio(self.blobs.put(clip.ogg), round(clip.duration, 3), clip.waveform_b64)
-            for clip in spoken.clips
-        )
+        except Exception as exc:  # whatever breaks the voice, the text still goes out
+            log.exception("%s: voice reply failed unexpectedly", last.session_key)
+            return VoicePlan(note=FAILED_NOTE.format(reason=type(exc).__name__))
         await self.store.record_speech(
             user_key=user_key,
             session_key=last.session_key,

@@ -354,3 +354,23 @@ async def test_a_voice_reply_cut_off_by_a_crash_sends_only_its_missing_parts(
     assert [m["text"] for m in telegram.sent_messages(ALICE)] == ["", "The answer, in text."]
     assert done.status == "done"
     assert anthropic.requests == [] and speech.requests == []
+
+
+async def test_a_user_who_accepts_no_voice_messages_gets_the_text(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    telegram.voices.forbidden_chats.add(ALICE)
+    async with run_gateway(telegram=telegram, **voice_options(speech, whisper)) as gateway:
+        update = telegram.push_voice(ALICE, SPOKEN)
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        record = await settled_inbound(
+            gateway, "telegram", f"{ALICE}:{update['message']['message_id']}"
+        )
+        await all_quiet(gateway, telegram)
+    assert telegram.voices.sent == []
+    assert [m["text"] for m in telegram.sent_messages(ALICE)] == [anthropic.requests[0].reply_text]
+    assert record.status == "done"

@@ -67,9 +67,14 @@ class Speaker:
             except AudioEncodingFailed as exc:
                 raise SpeechFailed(f"the provider's audio is unreadable ({exc})") from exc
 
-        clips = await asyncio.gather(*(one(part) for part in parts))
+        try:
+            async with asyncio.TaskGroup() as group:  # the first failure cancels the rest
+                tasks = [group.create_task(one(part)) for part in parts]
+        except* SpeechFailed as failed:
+            raise failed.exceptions[0] from None
         chars = sum(len(part) for part in parts)
-        return SpokenAnswer(tuple(clips), chars, self.provider.name, self.cost(chars))
+        clips = tuple(task.result() for task in tasks)
+        return SpokenAnswer(clips, chars, self.provider.name, self.cost(chars))
 
     async def probe(self) -> VoiceClip:
         """One word spoken and encoded (``hermes doctor``); raises :class:`SpeechFailed`."""
