@@ -7,27 +7,19 @@ The Telegram emulator decodes every ``sendVoice`` upload (OGG container, Opus st
 
 from __future__ import annotations
 
-import hashlib
-import math
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from gateway.config.schema import hermes_home
+from gateway.commands.voice import NO_PROVIDER_TEXT
 from gateway.media.blobs import BlobStore
 from gateway.media.tts.encode import encode_voice
 from gateway.messages.inbound import InboundMessage
 from gateway.runtime.app import open_app
-from gateway.runtime.gateway import Gateway
-from gateway.sessions.runtime import SessionAddress
 from gateway.store.records import VoiceAudio
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.speech_api import SpeechEmulator
 from sandbox.telegram_api import TelegramEmulator
-from sandbox.telegram_voice import SentVoice
 from sandbox.transcription_api import TranscriptionEmulator
 from sandbox.voice_audio import tone_wav
 from tests.gateway.conftest import (
@@ -37,65 +29,18 @@ from tests.gateway.conftest import (
     gateway_config,
     settled_inbound,
 )
-
-WAIT = 30.0
-"""A guard against hangs on a busy machine, not a timing assertion."""
-SPOKEN = b"OggS a spoken question"
-LONG_ANSWER = " ".join(
-    f"Sentence number {n} of a long answer says something worth hearing about the weather."
-    for n in range(1, 31)
+from tests.gateway.voice_support import (
+    LONG_ANSWER,
+    SPOKEN,
+    WAIT,
+    assert_plays_for_its_duration,
+    assistant_texts,
+    speech,
+    voice_options,
+    whisper,
 )
-"""About 2,600 characters: three parts at a 1,000-character input limit."""
 
-
-@pytest.fixture
-async def speech() -> AsyncIterator[SpeechEmulator]:
-    emulator = SpeechEmulator()
-    await emulator.start()
-    try:
-        yield emulator
-    finally:
-        await emulator.stop()
-
-
-@pytest.fixture
-async def whisper() -> AsyncIterator[TranscriptionEmulator]:
-    emulator = TranscriptionEmulator()
-    await emulator.start()
-    emulator.say(SPOKEN, "what is the weather like")
-    try:
-        yield emulator
-    finally:
-        await emulator.stop()
-
-
-def voice_options(
-    speech: SpeechEmulator, whisper: TranscriptionEmulator, **tts: Any
-) -> dict[str, Any]:
-    """Gateway options: Telegram, transcription of voice notes, and the emulated speech API."""
-    openai = {"base_url": speech.base_url, "api_key_env": None, "max_chars": 1000}
-    openai.update(tts.pop("openai", {}))
-    return {
-        "media_settings": {"transcription": {"base_url": whisper.base_url}},
-        "sections": {"tts": {"provider": "openai", "voice": "auto", "openai": openai, **tts}},
-    }
-
-
-def alice() -> SessionAddress:
-    return SessionAddress(f"telegram:{ALICE}", "telegram", str(ALICE), str(ALICE))
-
-
-async def assistant_texts(gateway: Gateway) -> list[Any]:
-    runtime = await gateway.app.sessions.get(alice())
-    return [m["content"] for m in runtime.context if m["role"] == "assistant"]
-
-
-def assert_plays_for_its_duration(voice: SentVoice) -> None:
-    assert voice.decoded.container == "ogg"
-    assert voice.decoded.codec == "opus"
-    assert voice.decoded.sample_rate == 48_000
-    assert voice.decoded.channels == 1
-    assert voice.duration == max(1, math.ceil(voice.decoded.seconds))
+__all__ = ["speech", "whisper"]  # fixtures
 
 
 async def test_auto_answers_a_voice_note_with_a_voice_bubble_and_its_text_and_a_text_with_text(
@@ -233,73 +178,6 @@ async def test_a_restart_keeps_each_chats_voice_setting(
     assert voice.caption.startswith("Noted: a typed question")
 
 
-async def test_spoken_characters_and_their_cost_are_in_usage(
-    run_gateway: GatewayFactory,
-    telegram: TelegramEmulator,
-    anthropic: AnthropicEmulator,
-    speech: SpeechEmulator,
-    whisper: TranscriptionEmulator,
-) -> None:
-    options = voice_options(speech, whisper, openai={"usd_per_million_chars": 30.0})
-    async with run_gateway(telegram=telegram, **options) as gateway:
-        telegram.push_voice(ALICE, SPOKEN)
-        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
-        await all_quiet(gateway, telegram)
-        telegram.push_message(ALICE, "/usage")
-        sent = await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
-        await all_quiet(gateway, telegram)
-    chars = sum(len(request.text) for request in speech.requests)
-    line = f"openai: 1 answers, {chars:,} characters spoken, ${chars * 30 / 1e6:.4f}"
-    assert f"today (UTC), {line}" in sent[-1]["text"]
-    assert f"this month, {line}" in sent[-1]["text"]
-
-
-async def test_past_the_daily_cap_answers_are_text_with_a_note(
-    run_gateway: GatewayFactory,
-    telegram: TelegramEmulator,
-    anthropic: AnthropicEmulator,
-    speech: SpeechEmulator,
-    whisper: TranscriptionEmulator,
-) -> None:
-    options = voice_options(speech, whisper, max_chars_per_user_per_day=60)
-    async with run_gateway(telegram=telegram, **options) as gateway:
-        telegram.push_voice(ALICE, SPOKEN)
-        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
-        await all_quiet(gateway, telegram)
-        telegram.push_voice(ALICE, SPOKEN)
-        sent = await telegram.wait_for_sent(ALICE, 3, timeout=WAIT)
-        await all_quiet(gateway, telegram)
-    assert len(telegram.voices.sent) == 1
-    assert len(speech.requests) == 1
-    assert sent[1]["text"] == anthropic.requests[1].reply_text
-    assert sent[2]["text"].startswith("(No voice reply: today's limit")
-
-
-async def test_forget_deletes_the_voice_audio_and_the_spoken_characters(
-    run_gateway: GatewayFactory,
-    telegram: TelegramEmulator,
-    anthropic: AnthropicEmulator,
-    speech: SpeechEmulator,
-    whisper: TranscriptionEmulator,
-) -> None:
-    async with run_gateway(telegram=telegram, **voice_options(speech, whisper)) as gateway:
-        telegram.push_voice(ALICE, SPOKEN)
-        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
-        await all_quiet(gateway, telegram)
-        [voice] = telegram.voices.sent
-        blobs = BlobStore(hermes_home() / "media")
-        kept = blobs.path(hashlib.sha256(voice.audio).hexdigest())
-        assert kept.exists()
-        telegram.push_message(ALICE, "/forget")
-        await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
-        telegram.push_message(ALICE, "/forget confirm")
-        await telegram.wait_for_sent(ALICE, 3, timeout=WAIT)
-        await all_quiet(gateway, telegram)
-        spoken = await gateway.app.repo.speech_totals(datetime(2000, 1, 1, tzinfo=UTC))
-    assert not kept.exists()
-    assert spoken == []
-
-
 async def test_a_voice_reply_cut_off_by_a_crash_sends_only_its_missing_parts(
     run_gateway: GatewayFactory,
     telegram: TelegramEmulator,
@@ -374,3 +252,21 @@ async def test_a_user_who_accepts_no_voice_messages_gets_the_text(
     assert telegram.voices.sent == []
     assert [m["text"] for m in telegram.sent_messages(ALICE)] == [anthropic.requests[0].reply_text]
     assert record.status == "done"
+
+
+async def test_without_a_provider_voice_says_so_and_answers_stay_text(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    whisper: TranscriptionEmulator,
+) -> None:
+    transcription = {"transcription": {"base_url": whisper.base_url}}
+    async with run_gateway(telegram=telegram, media_settings=transcription) as gateway:
+        telegram.push_message(ALICE, "/voice on")
+        await telegram.wait_for_sent(ALICE, 1, timeout=WAIT)
+        telegram.push_voice(ALICE, SPOKEN)
+        sent = await telegram.wait_for_sent(ALICE, 2, timeout=WAIT)
+        await all_quiet(gateway, telegram)
+    assert sent[0]["text"] == NO_PROVIDER_TEXT
+    assert telegram.voices.sent == []
+    assert sent[1]["text"] == anthropic.requests[0].reply_text
