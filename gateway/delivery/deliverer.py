@@ -50,7 +50,7 @@ from agent.retries import (
 )
 from gateway.config.schema import GatewaySettings
 from gateway.delivery.in_flight import InFlight
-from gateway.delivery.voice import VoicePlan, VoiceReplies
+from gateway.delivery.voice import VoiceReplies, with_voices
 from gateway.messages.inbound import InboundMessage
 from gateway.platforms.base import DeliveryTarget, SendFailure, VoiceNote
 from gateway.platforms.ports import ReplySender
@@ -214,7 +214,7 @@ class Deliverer:
                         last.platform, last.chat_id, [m.platform_message_id for m in batch]
                     )
                 )
-                parts, voices = _with_voices(adapter, texts, parts, plan, streamed=streamed)
+                parts, voices = with_voices(adapter, texts, parts, plan, streamed=streamed)
             reply = await self.repo.plan_reply(
                 last.platform,
                 [message.platform_message_id for message in batch],
@@ -279,24 +279,32 @@ class Deliverer:
         """Send a voice part (its audio from the blob folder), retried like a text part.
 
         A voice part a crash left in doubt is sent again: no platform lets the bot find its
-        own voice message by content. One the platform refuses for good (a user who accepts no
-        voice messages) becomes a text message: its caption, else a short note."""
+        own voice message by content. One that cannot be sent (refused for good, e.g. by a user
+        who accepts no voice messages, or its audio gone) becomes a text message: its caption,
+        else a short note, so the reply goes on."""
         voice = part.voice
-        if voice is None or self.voice is None:
-            raise DeliveryFailed("a voice part, but no voice replies configured")
+        audio = self._voice_audio(voice) if voice is not None else None
+        if voice is not None and audio is not None:
+            note = VoiceNote(audio, voice.duration, voice.waveform)
+            try:
+                return await self._retrying(
+                    partial(adapter.send_voice, target, note, part.text), adapter, what
+                )
+            except DeliveryFailed as exc:
+                log.warning("%s: voice message refused (%s); sending text", what, exc.reason)
+        text = part.text or VOICE_REFUSED_TEXT
+        return await self._retrying(partial(adapter.send_part, target, text), adapter, what)
+
+    def _voice_audio(self, voice: VoiceAudio) -> bytes | None:
+        """The OGG/Opus bytes of a voice part; None (logged) when they cannot be read."""
+        if self.voice is None:
+            log.warning("a voice part, but no voice replies configured")
+            return None
         try:
-            audio = self.voice.audio(voice)
-        except FileNotFoundError as exc:
-            raise DeliveryFailed(f"voice audio {voice.blob[:12]} is gone") from exc
-        note = VoiceNote(audio, voice.duration, voice.waveform)
-        try:
-            return await self._retrying(
-                partial(adapter.send_voice, target, note, part.text), adapter, what
-            )
-        except DeliveryFailed as exc:  # e.g. the user does not accept voice messages
-            log.warning("%s: voice message refused (%s); sending text instead", what, exc.reason)
-            text = part.text or VOICE_REFUSED_TEXT
-            return await self._retrying(partial(adapter.send_part, target, text), adapter, what)
+            return self.voice.audio(voice)
+        except OSError as exc:
+            log.warning("voice audio %s cannot be read: %s", voice.blob[:12], exc)
+            return None
 
     async def _retrying(
         self, send: Callable[[], Awaitable[T]], adapter: ReplySender, what: str
@@ -375,32 +383,6 @@ class Deliverer:
         if found is not None:
             log.info("%s was delivered before the restart; not sending it again", what)
         return found
-
-
-def _with_voices(
-    adapter: ReplySender,
-    texts: Sequence[str],
-    text_parts: list[str],
-    plan: VoicePlan,
-    *,
-    streamed: bool,
-) -> tuple[list[str], dict[int, VoiceAudio]]:
-    """The parts of a spoken reply and which of them are voice messages.
-
-    One voice message whose answer fits the platform's caption carries it as its caption;
-    otherwise the voice messages come first and the text follows in messages of its own (after
-    the text, when the reply was shown live: the text is in the chat already).
-    """
-    whole = "\n\n".join(texts)
-    fits = 0 < adapter.measure(whole) <= adapter.caption_limit
-    if len(plan.voices) == 1 and fits and not streamed:
-        return [whole], {0: plan.voices[0]}
-    captions = [""] * len(plan.voices)
-    if streamed:
-        start = len(text_parts)
-        voices = {start + index: voice for index, voice in enumerate(plan.voices)}
-        return [*text_parts, *captions], voices
-    return [*captions, *text_parts], dict(enumerate(plan.voices))
 
 
 def _ended(

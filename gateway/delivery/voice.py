@@ -21,6 +21,7 @@ from gateway.media.tts.providers import SpeechFailed, speech_provider
 from gateway.media.tts.speaker import Speaker
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.media_items import VOICE
+from gateway.platforms.ports import ReplySender
 from gateway.settings.media import MediaSettings
 from gateway.settings.tts import VOICE_MODES, TtsSettings, VoiceMode
 from gateway.store.ports import VoiceStore
@@ -139,6 +140,32 @@ class VoiceReplies:
         """Release the provider's connections."""
         if self.speaker is not None:
             await self.speaker.provider.aclose()
+
+
+def with_voices(
+    adapter: ReplySender,
+    texts: Sequence[str],
+    text_parts: list[str],
+    plan: VoicePlan,
+    *,
+    streamed: bool,
+) -> tuple[list[str], dict[int, VoiceAudio]]:
+    """The parts of a spoken reply and which of them are voice messages.
+
+    One voice message whose answer fits the platform's caption carries it as its caption;
+    otherwise the voice messages come first and the text follows in messages of its own (after
+    the text, when the reply was shown live: the text is in the chat already).
+    """
+    whole = "\n\n".join(texts)
+    fits = 0 < adapter.measure(whole) <= adapter.caption_limit
+    if len(plan.voices) == 1 and fits and not streamed:
+        return [whole], {0: plan.voices[0]}
+    captions = [""] * len(plan.voices)
+    if streamed:
+        start = len(text_parts)
+        voices = {start + index: voice for index, voice in enumerate(plan.voices)}
+        return [*text_parts, *captions], voices
+    return [*captions, *text_parts], dict(enumerate(plan.voices))
 
 
 def build_voice_replies(

@@ -7,13 +7,16 @@ The Telegram emulator decodes every ``sendVoice`` upload (OGG container, Opus st
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from gateway.commands.voice import NO_PROVIDER_TEXT
+from gateway.config.schema import Config
+from gateway.delivery.deliverer import VOICE_REFUSED_TEXT
 from gateway.media.blobs import BlobStore
-from gateway.media.tts.encode import encode_voice
+from gateway.media.tts.encode import VoiceClip, encode_voice
 from gateway.messages.inbound import InboundMessage
 from gateway.runtime.app import open_app
 from gateway.store.records import VoiceAudio
@@ -178,6 +181,41 @@ async def test_a_restart_keeps_each_chats_voice_setting(
     assert voice.caption.startswith("Noted: a typed question")
 
 
+async def crashed_voice_reply(
+    config: Config, inbound_id: str, clips: list[VoiceClip], text: str
+) -> None:
+    """The store as a run that died after the first voice part of its reply left it."""
+    async with open_app(config) as app:
+        key = f"telegram:{ALICE}"
+        message = InboundMessage(
+            platform="telegram",
+            chat_id=str(ALICE),
+            user_id=str(ALICE),
+            text="speak to me",
+            platform_message_id=inbound_id,
+            session_key=key,
+        )
+        await app.repo.record_inbound(
+            "telegram",
+            inbound_id,
+            session_key=key,
+            chat_id=str(ALICE),
+            user_id=str(ALICE),
+            text=message.text,
+            payload=message.to_payload(),
+        )
+        blobs = BlobStore(config.media.blob_path())
+        voices = {
+            n: VoiceAudio(blobs.put(clip.ogg), clip.duration, clip.waveform_b64)
+            for n, clip in enumerate(clips)
+        }
+        parts = [""] * len(clips) + [text]
+        reply = await app.repo.plan_reply(
+            "telegram", [inbound_id], parts, session_key=key, chat_id=str(ALICE), voices=voices
+        )
+        await app.repo.record_sent_part(reply.id, 0, "1")
+
+
 async def test_a_voice_reply_cut_off_by_a_crash_sends_only_its_missing_parts(
     run_gateway: GatewayFactory,
     telegram: TelegramEmulator,
@@ -190,39 +228,8 @@ async def test_a_voice_reply_cut_off_by_a_crash_sends_only_its_missing_parts(
     update = telegram.push_message(ALICE, "speak to me")
     inbound_id = f"{ALICE}:{update['message']['message_id']}"
     config = gateway_config(tmp_path, anthropic, telegram=telegram, **options)
-    async with open_app(config) as app:  # the run that died after the first voice part
-        key = f"telegram:{ALICE}"
-        await app.repo.record_inbound(
-            "telegram",
-            inbound_id,
-            session_key=key,
-            chat_id=str(ALICE),
-            user_id=str(ALICE),
-            text="speak to me",
-            payload=InboundMessage(
-                platform="telegram",
-                chat_id=str(ALICE),
-                user_id=str(ALICE),
-                text="speak to me",
-                platform_message_id=inbound_id,
-                session_key=key,
-            ).to_payload(),
-        )
-        clips = [encode_voice(tone_wav(seconds)) for seconds in (1.2, 2.6)]
-        blobs = BlobStore(config.media.blob_path())
-        voices = {
-            n: VoiceAudio(blobs.put(clip.ogg), clip.duration, clip.waveform_b64)
-            for n, clip in enumerate(clips)
-        }
-        reply = await app.repo.plan_reply(
-            "telegram",
-            [inbound_id],
-            ["", "", "The answer, in text."],
-            session_key=key,
-            chat_id=str(ALICE),
-            voices=voices,
-        )
-        await app.repo.record_sent_part(reply.id, 0, "1")
+    clips = [encode_voice(tone_wav(seconds)) for seconds in (1.2, 2.6)]
+    await crashed_voice_reply(config, inbound_id, clips, "The answer, in text.")
     async with run_gateway(telegram=telegram, **options) as gateway:
         done = await settled_inbound(gateway, "telegram", inbound_id)
         await all_quiet(gateway, telegram)
@@ -232,6 +239,33 @@ async def test_a_voice_reply_cut_off_by_a_crash_sends_only_its_missing_parts(
     assert [m["text"] for m in telegram.sent_messages(ALICE)] == ["", "The answer, in text."]
     assert done.status == "done"
     assert anthropic.requests == [] and speech.requests == []
+
+
+async def test_a_voice_part_whose_audio_is_gone_becomes_a_note_and_the_text_still_goes_out(
+    run_gateway: GatewayFactory,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    speech: SpeechEmulator,
+    whisper: TranscriptionEmulator,
+    tmp_path: Path,
+) -> None:
+    options = voice_options(speech, whisper)
+    update = telegram.push_message(ALICE, "speak to me")
+    inbound_id = f"{ALICE}:{update['message']['message_id']}"
+    config = gateway_config(tmp_path, anthropic, telegram=telegram, **options)
+    clips = [encode_voice(tone_wav(seconds)) for seconds in (1.2, 2.6)]
+    await crashed_voice_reply(config, inbound_id, clips, "The answer, in text.")
+    missing = hashlib.sha256(clips[1].ogg).hexdigest()
+    BlobStore(config.media.blob_path()).path(missing).unlink()
+    async with run_gateway(telegram=telegram, **options) as gateway:
+        done = await settled_inbound(gateway, "telegram", inbound_id)
+        await all_quiet(gateway, telegram)
+    assert telegram.voices.sent == []
+    assert [m["text"] for m in telegram.sent_messages(ALICE)] == [
+        VOICE_REFUSED_TEXT,
+        "The answer, in text.",
+    ]
+    assert done.status == "done"
 
 
 async def test_a_user_who_accepts_no_voice_messages_gets_the_text(
