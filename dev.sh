@@ -77,6 +77,20 @@ ensure_chromium() {
   fi
 }
 
+ensure_espeak() {
+  # The voice-reply tests speak through a real local engine (tts.provider: command).
+  if command -v espeak-ng >/dev/null; then
+    return
+  fi
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "installing espeak-ng for the voice-reply tests (apt-get)..."
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null
+  else
+    echo "warning: espeak-ng not found; install 'espeak-ng' for the voice-reply tests" >&2
+  fi
+}
+
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 
 case "${1:-}" in
@@ -90,6 +104,7 @@ case "${1:-}" in
     setup
     ensure_postgres
     ensure_chromium
+    ensure_espeak
     shift
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .

@@ -24,6 +24,12 @@ from sandbox.discord_interactions import (
     check_components,
 )
 from sandbox.discord_ratelimit import RateLimiter, too_many_requests
+from sandbox.discord_voice import (
+    VOICE_MESSAGE_FLAG,
+    SentVoiceMessage,
+    VoiceMessageRefused,
+    checked_voice,
+)
 from sandbox.discord_world import APP_OWNER_ID, JSON, DiscordWorld
 
 MAX_MESSAGE_LENGTH = 2000
@@ -78,6 +84,10 @@ class DiscordRestApi:
         self.typing_channels: list[int] = []
         self.reactions: list[tuple[int, int, str]] = []
         self.forbidden_channels: set[int] = set()
+        self.voice_forbidden_channels: set[int] = set()
+        """Channels where voice messages are refused (403, code 50173)."""
+        self.voice_messages: list[SentVoiceMessage] = []
+        """Voice messages the bot sent, with their audio and what a decoder found."""
         self.send_faults: dict[int, list[int]] = {}
         """Per channel, the statuses the next message creations answer with (0: dropped)."""
         self.history_requests: list[dict[str, str]] = []
@@ -261,7 +271,14 @@ class DiscordRestApi:
                     request.transport.close()
                 return web.Response()  # never written: the connection is already gone
             raise DiscordApiError(status, 0, f"{status}: injected failure")
-        payload, attachments = await self._message_body(request)
+        payload, attachments, files = await self._message_body(request)
+        try:
+            allowed = channel_id not in self.voice_forbidden_channels
+            voice = checked_voice(payload, files, allowed=allowed)
+        except VoiceMessageRefused as error:
+            raise DiscordApiError(error.status, error.code, error.message) from error
+        if voice is not None:
+            attachments = [voice.attachment(attachments[0])]
         content = payload.get("content") or ""
         if not isinstance(content, str):
             raise _invalid_form("content", "BASE_TYPE_STRING", "Must be a string.")
@@ -283,6 +300,9 @@ class DiscordRestApi:
         )
         message["embeds"] = list(payload.get("embeds") or [])
         self._set_components(message, payload)
+        if voice is not None:
+            message["flags"] = VOICE_MESSAGE_FLAG
+            self.voice_messages.append(voice.sent(message))
         self.sent.append(message)
         self.sent_changed.set()
         # Discord echoes the bot's own messages back over the gateway.
@@ -315,12 +335,15 @@ class DiscordRestApi:
             answer["guild_id"] = str(guild_id)
         return answer
 
-    async def _message_body(self, request: web.Request) -> tuple[JSON, list[JSON]]:
-        """The JSON payload and uploaded files of a message request."""
+    async def _message_body(
+        self, request: web.Request
+    ) -> tuple[JSON, list[JSON], list[tuple[str, bytes]]]:
+        """The JSON payload, attachments and uploaded (filename, bytes) of a message request."""
         if not request.content_type.startswith("multipart/"):
-            return await _json_body(request), []
+            return await _json_body(request), [], []
         payload: JSON = {}
         attachments: list[JSON] = []
+        files: list[tuple[str, bytes]] = []
         reader = await request.multipart()
         async for part in reader:
             if not isinstance(part, BodyPartReader):
@@ -328,7 +351,8 @@ class DiscordRestApi:
             if part.name == "payload_json":
                 payload = json.loads(await part.text())
             elif part.filename:
-                data = await part.read()
+                data = bytes(await part.read())
+                files.append((part.filename, data))
                 attachment_id = self.world.snowflakes.next()
                 attachments.append(
                     {
@@ -340,7 +364,7 @@ class DiscordRestApi:
                         "content_type": part.headers.get("Content-Type"),
                     }
                 )
-        return payload, attachments
+        return payload, attachments, files
 
     def _message(self, request: web.Request) -> JSON:
         self._channel(request)

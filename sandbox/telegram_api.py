@@ -90,6 +90,8 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
         """Files users sent (``files.downloads``: what the bot downloaded)."""
         self._api.register("getFile", self.files.get_file)
         self.live = self._api.live
+        self.voices = self._api.voices
+        """Voice messages the bot sent (``voices.sent``: audio, decoded length, caption)."""
         """Drafts and edits with their times (``live.drafts_in(chat)``, ``live.edits_in``)."""
         self.calls: list[tuple[str, Params]] = []
         """Every API call in arrival order: (method name as the API spells it, decoded params)."""

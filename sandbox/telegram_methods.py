@@ -19,6 +19,7 @@ from sandbox.telegram_live import LiveEvent, LiveRecord, send_message_draft
 from sandbox.telegram_markup import MarkupError, UnsupportedParseMode, format_message_text
 from sandbox.telegram_text import MAX_MESSAGE_UTF16, Entity, utf16_len
 from sandbox.telegram_updates import UpdateQueue
+from sandbox.telegram_voice import VoiceMessages
 from sandbox.telegram_webhook import WebhookState
 from sandbox.telegram_wire import Params, bad_request, int_param
 
@@ -72,6 +73,8 @@ class BotApiMethods:
         self.callbacks = CallbackQueries()
         """Button presses and the bot's answers (answerCallbackQuery, editMessageReplyMarkup)."""
         self._bot_id = int(directory.bot_user["id"])
+        self.voices = VoiceMessages(directory, flood, self.record_sent)
+        """Voice messages the bot sent (``sendVoice``), with their audio."""
         methods: dict[str, Method] = {
             "getMe": self.get_me,
             "logOut": lambda params: True,
@@ -82,6 +85,7 @@ class BotApiMethods:
             "setWebhook": self.set_webhook,
             "getWebhookInfo": self.get_webhook_info,
             "sendMessage": self.send_message,
+            "sendVoice": self.voices.send_voice,
             "editMessageText": self.edit_message_text,
             "sendMessageDraft": lambda params: send_message_draft(
                 params, directory, flood, self.live, _message_text
@@ -169,9 +173,13 @@ class BotApiMethods:
             "reply_to_message_id": reply_to["message_id"] if reply_to else None,
             "source_text": params.get("text"),
         }
-        self.sent.append(record)
-        self.sent_by_chat.setdefault(chat["id"], []).append(record)
+        self.record_sent(record)
         return message
+
+    def record_sent(self, record: dict[str, Any]) -> None:
+        """Keep a message the bot sent (``record["chat_id"]`` names its chat) for tests."""
+        self.sent.append(record)
+        self.sent_by_chat.setdefault(record["chat_id"], []).append(record)
 
     def _reply_target(self, chat_id: int, params: Params) -> ApiObject | None:
         reply = params.get("reply_parameters")

@@ -8,11 +8,25 @@ sends forms whose non-string values are JSON-encoded strings (``chat_id="42"``,
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 Params = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class UploadedFile:
+    """A file sent in a multipart request (``sendVoice``'s ``voice``)."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+    def __str__(self) -> str:
+        return f"<file {self.filename}>"
+
 
 _INTEGER_PARAMS = frozenset(
     {
@@ -28,6 +42,7 @@ _INTEGER_PARAMS = frozenset(
         "max_connections",
         "cache_time",
         "draft_id",
+        "duration",
     }
 )
 _BOOLEAN_PARAMS = frozenset(
@@ -105,8 +120,7 @@ async def read_params(request: web.Request) -> Params:
             form = await request.post()
             for name, value in form.items():
                 if isinstance(value, web.FileField):
-                    # Files are not stored; the call log shows which file was sent.
-                    raw[name] = f"<file {value.filename}>"
+                    raw[name] = UploadedFile(value.filename, value.content_type, value.file.read())
                 elif isinstance(value, bytes | bytearray):
                     raw[name] = bytes(value).decode("utf-8", "replace")
                 else:

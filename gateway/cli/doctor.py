@@ -100,9 +100,11 @@ async def run_doctor(config: Config) -> int:
         checks.extend(await _store_checks(url))
     except Exception as exc:  # any driver error is reported, not raised
         checks.append((FAIL, f"database {mask_url(url)}: {type(exc).__name__}: {exc}"))
+    from gateway.cli.doctor_voice import voice_checks
     from gateway.cli.mcp import mcp_checks
 
     checks.extend(await mcp_checks(config))
+    checks.extend(await voice_checks(config))
     for status, text in checks:
         print(f"[{status:>4}] {text}")
     return 1 if any(s == FAIL for s, _ in checks) else 0

@@ -63,6 +63,7 @@ async def usage_command(config: Config, args: argparse.Namespace) -> int:
         rows = await repo.usage_by(args.by, since)
         tool_calls = await repo.tool_call_stats(since, per_user=args.by == "user")
         stops = await repo.turn_stops_since(since)
+        speech = await repo.speech_totals(since)
     finally:
         await store.close()
     print(f"{args.by:<28} {'calls':>7} {'input':>11} {'cached':>11} {'output':>9}  hit   cost")
@@ -84,4 +85,10 @@ async def usage_command(config: Config, args: argparse.Namespace) -> int:
         f"turns stopped at the step limit (agent.max_iterations: "
         f"{config.agent.max_iterations}): {stops}"
     )
+    print()
+    print(f"{'voice replies per provider':<28} {'answers':>7} {'characters':>11}  cost")
+    for total in speech:
+        print(f"{total.provider:<28} {total.answers:>7} {total.chars:>11,}  ${total.cost_usd:.4f}")
+    spoken = sum(total.cost_usd for total in speech)
+    print(f"total: ${spoken:.4f} spoken over the last {args.days} day(s)")
     return 0

@@ -10,6 +10,7 @@ from gateway.commands.model import MODEL_COMMAND
 from gateway.commands.registry import CommandContext, CommandSpec
 from gateway.commands.tools import TOOLS_COMMAND
 from gateway.commands.users import USER_COMMANDS, everyones_usage_text, my_usage_text
+from gateway.commands.voice import VOICE_COMMAND
 from gateway.reports.totals import status_text
 from gateway.reports.usage import usage_report
 from gateway.sessions.compaction_notice import last_compaction_line
@@ -113,6 +114,7 @@ BUILTIN_COMMANDS = (
     TZ_COMMAND,
     TOOLS_COMMAND,
     FORGET_COMMAND,
+    VOICE_COMMAND,
     CommandSpec("help", "List the commands", help_command, aliases=("start",)),
 )
 """In the order ``/help`` and the menus list them."""

@@ -9,6 +9,7 @@ the same from the shell.
 from __future__ import annotations
 
 from gateway.commands.registry import CommandContext, CommandSpec
+from gateway.commands.voice import speech_usage_lines
 from gateway.reports.tool_calls import tool_calls_text
 from gateway.store.repository_users import Access, SpendRow
 from gateway.users.access import day_start, month_start
@@ -92,8 +93,10 @@ async def my_usage_text(ctx: CommandContext) -> str:
             ("this month", await repo.tool_call_stats(month_start(), key)),
         ],
     )
+    periods = [("today (UTC)", day_start()), ("this month", month_start())]
+    voice = await speech_usage_lines(repo, periods, key)
     stops = await step_limit_text(ctx, key)
-    return "\n".join(part for part in (spend, tools, stops) if part)
+    return "\n".join([spend, tools, *voice, *([stops] if stops else [])])
 
 
 async def step_limit_text(ctx: CommandContext, key: str | None) -> str:
@@ -128,8 +131,9 @@ async def everyones_usage_text(ctx: CommandContext) -> str:
             ("this month", await repo.tool_call_stats(month_start())),
         ],
     )
+    voice = await speech_usage_lines(repo, [("this month", month_start())], None)
     stops = await step_limit_text(ctx, None)
-    return "\n".join([*lines, tools, *([stops] if stops else [])])
+    return "\n".join([*lines, tools, *voice, *([stops] if stops else [])])
 
 
 USER_COMMANDS = (

@@ -45,6 +45,7 @@ from gateway.settings.secrets import MissingSecretError as MissingSecretError
 from gateway.settings.secrets import require_secret as require_secret
 from gateway.settings.sections import PlatformSection as PlatformSection  # re-exported
 from gateway.settings.sections import Section as _Section
+from gateway.settings.tts import TtsSettings as TtsSettings
 from gateway.settings.web import WebSettings as WebSettings
 
 
@@ -313,6 +314,7 @@ class Config(_Section):
     web: WebSettings = Field(default_factory=WebSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
+    tts: TtsSettings = Field(default_factory=TtsSettings)
 
     source: str = Field(default="built-in defaults", exclude=True)
 

@@ -19,6 +19,7 @@ from agent.model_table import ModelInfo
 from gateway.reports.usage import spend
 from gateway.store.ports import DashboardStore
 from gateway.store.records import UsageTotals
+from gateway.store.repository_voice import SpeechTotal
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 INBOUND_OUTCOMES = {"done": "answered", "refused": "refused", "failed": "failed"}
@@ -81,6 +82,23 @@ def _usage_families(totals: UsageTotals, costs: Iterable[tuple[str, float]]) -> 
     return [tokens, cost, calls, hit]
 
 
+def _speech_families(totals: Iterable[SpeechTotal]) -> list[Metric]:
+    chars = CounterMetricFamily(
+        "hermes_speech_characters", "Characters spoken in voice replies", labels=["provider"]
+    )
+    cost = CounterMetricFamily(
+        "hermes_speech_cost_usd", "What the voice replies cost", labels=["provider"]
+    )
+    answers = CounterMetricFamily(
+        "hermes_speech_answers", "Answers spoken as voice replies", labels=["provider"]
+    )
+    for total in totals:
+        chars.add_metric([total.provider], total.chars)
+        cost.add_metric([total.provider], total.cost_usd)
+        answers.add_metric([total.provider], total.answers)
+    return [chars, cost, answers]
+
+
 async def metrics_text(
     repo: DashboardStore, main: ModelInfo, daemon: CollectorRegistry | None = None
 ) -> bytes:
@@ -99,6 +117,7 @@ async def metrics_text(
     )
     quarantined.add_metric([], await repo.count_dead_letters())
     families = [
+        *_speech_families(await repo.speech_totals(EPOCH)),
         *_message_families(await repo.inbound_counts()),
         *_usage_families(totals, spend(groups, main).items()),
         compactions,

@@ -16,6 +16,7 @@ from gateway.config.schema import LimitsSettings
 from gateway.reports.usage import BUCKET_LABELS, PolicySavings, Spend, policy_savings, spend
 from gateway.store.ports import DashboardStore
 from gateway.store.records import UsageGroup, UsageTotals
+from gateway.store.repository_voice import SpeechTotal
 from gateway.users.access import day_start, month_start, usage_window
 
 CHART_DAYS = 30
@@ -46,6 +47,18 @@ class Overview:
     messages_answered: int
     savings: PolicySavings
     """The context policy's estimate for its compactions of the last :data:`CHART_DAYS` days."""
+    speech: tuple[SpeechTotal, ...] = ()
+    """Voice replies of the last :data:`CHART_DAYS` days, per speech provider."""
+
+    @property
+    def spoken_chars(self) -> int:
+        """Characters spoken in voice replies over :attr:`days`."""
+        return sum(total.chars for total in self.speech)
+
+    @property
+    def speech_cost(self) -> float:
+        """What the voice replies over :attr:`days` cost."""
+        return sum(total.cost_usd for total in self.speech)
 
     @property
     def spend(self) -> Spend:
@@ -94,4 +107,5 @@ async def build_overview(
         messages_received=sum(inbound.values()),
         messages_answered=sum(n for (_, status), n in inbound.items() if status == "done"),
         savings=policy_savings(await repo.compactions_since(since)),
+        speech=tuple(await repo.speech_totals(since)),
     )

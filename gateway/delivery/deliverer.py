@@ -50,11 +50,12 @@ from agent.retries import (
 )
 from gateway.config.schema import GatewaySettings
 from gateway.delivery.in_flight import InFlight
+from gateway.delivery.voice import VoiceReplies, with_voices
 from gateway.messages.inbound import InboundMessage
-from gateway.platforms.base import DeliveryTarget, SendFailure
+from gateway.platforms.base import DeliveryTarget, SendFailure, VoiceNote
 from gateway.platforms.ports import ReplySender
 from gateway.store.ports import DeliveryStore
-from gateway.store.records import ReplyPart, ReplyRecord
+from gateway.store.records import ReplyPart, ReplyRecord, VoiceAudio
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,9 @@ MAX_BACKOFF_SECONDS = 30.0
 """The longest wait between two attempts of one send (the backoff doubles up to it)."""
 NO_TEXT_REPLY = "(I have no answer to give to that.)"
 """Sent when a turn produced no text at all, so that no message goes unanswered."""
+
+VOICE_REFUSED_TEXT = "(The voice message could not be sent here; the answer follows as text.)"
+"""Stands in for a voice message the platform refused for good, so the reply goes on."""
 
 T = TypeVar("T")
 
@@ -162,8 +166,11 @@ class Deliverer:
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         on_retry: Callable[[str], None] = lambda platform: None,
+        voice: VoiceReplies | None = None,
     ) -> None:
         self.repo = repo
+        self.voice = voice
+        """Speaks a turn's answer when its chat wants voice (None: never)."""
         self.on_retry = on_retry
         """Told the platform's name before each send attempted again (the daemon counts)."""
         self.adapters = adapters
@@ -181,26 +188,43 @@ class Deliverer:
         *,
         closes_as: str = "done",
         failure: str | None = None,
+        speak: str | None = None,
     ) -> ReplyRecord:
         """Answer the messages of ``batch`` (one turn) with ``texts``, split for the platform.
 
-        Their status becomes ``closes_as`` once the last part is out (``failure`` is the
-        reason stored with a failed turn's notice), or ``failed`` if the reply cannot be
-        delivered. Returns the reply as it ended.
+        ``speak``: the answer among ``texts`` to send as voice messages too, when the chat
+        wants voice (the texts are sent whatever the voice does). Their status becomes
+        ``closes_as`` once the last part is out (``failure`` is the reason stored with a
+        failed turn's notice), or ``failed`` if the reply cannot be delivered. Returns the
+        reply as it ended.
         """
         last = batch[-1]
         adapter = self.adapters[last.platform]
-        parts = [part for text in texts for part in adapter.split(text)]
         with self.in_flight.track():
+            plan = None
+            if speak and self.voice is not None:
+                plan = await self.voice.plan(batch, speak)
+            if plan is not None and plan.note:
+                texts = [*texts, plan.note]
+            parts = [part for text in texts for part in adapter.split(text)] or [NO_TEXT_REPLY]
+            voices: dict[int, VoiceAudio] = {}
+            if plan is not None and plan.voices:
+                streamed = bool(
+                    await self.repo.live_messages(
+                        last.platform, last.chat_id, [m.platform_message_id for m in batch]
+                    )
+                )
+                parts, voices = with_voices(adapter, texts, parts, plan, streamed=streamed)
             reply = await self.repo.plan_reply(
                 last.platform,
                 [message.platform_message_id for message in batch],
-                parts or [NO_TEXT_REPLY],
+                parts,
                 session_key=last.session_key,
                 chat_id=last.chat_id,
                 thread_id=last.thread_id,
                 closes_as=closes_as,
                 failure=failure,
+                voices=voices,
             )
             return await self._send_unsent(reply, resumed=False)
 
@@ -224,7 +248,9 @@ class Deliverer:
             what = f"{reply.platform}: reply {reply.id} part {part.index + 1}/{len(reply.parts)}"
             try:
                 platform_id = None
-                if part.index < len(live):
+                if part.voice is not None:
+                    platform_id = await self._send_voice(adapter, target, part, what)
+                elif part.index < len(live):
                     platform_id = await self._finish_live(
                         adapter, target, live[part.index], part, what
                     )
@@ -239,12 +265,46 @@ class Deliverer:
                 await self.repo.fail_reply(reply.id, exc.reason)
                 return _ended(reply, sent, "failed", exc.reason)
             if part.index == final_index:
-                await self._drop_live(adapter, target, live[len(reply.parts) :])
+                texts = sum(1 for each in reply.parts if each.voice is None)
+                await self._drop_live(adapter, target, live[texts:])
             await self.repo.record_sent_part(
                 reply.id, part.index, platform_id, last=part.index == final_index
             )
             sent[part.index] = platform_id
         return _ended(reply, sent, "sent", None)
+
+    async def _send_voice(
+        self, adapter: ReplySender, target: DeliveryTarget, part: ReplyPart, what: str
+    ) -> str:
+        """Send a voice part (its audio from the blob folder), retried like a text part.
+
+        A voice part a crash left in doubt is sent again: no platform lets the bot find its
+        own voice message by content. One that cannot be sent (refused for good, e.g. by a user
+        who accepts no voice messages, or its audio gone) becomes a text message: its caption,
+        else a short note, so the reply goes on."""
+        voice = part.voice
+        audio = self._voice_audio(voice) if voice is not None else None
+        if voice is not None and audio is not None:
+            note = VoiceNote(audio, voice.duration, voice.waveform)
+            try:
+                return await self._retrying(
+                    partial(adapter.send_voice, target, note, part.text), adapter, what
+                )
+            except DeliveryFailed as exc:
+                log.warning("%s: voice message refused (%s); sending text", what, exc.reason)
+        text = part.text or VOICE_REFUSED_TEXT
+        return await self._retrying(partial(adapter.send_part, target, text), adapter, what)
+
+    def _voice_audio(self, voice: VoiceAudio) -> bytes | None:
+        """The OGG/Opus bytes of a voice part; None (logged) when they cannot be read."""
+        if self.voice is None:
+            log.warning("a voice part, but no voice replies configured")
+            return None
+        try:
+            return self.voice.audio(voice)
+        except OSError as exc:
+            log.warning("voice audio %s cannot be read: %s", voice.blob[:12], exc)
+            return None
 
     async def _retrying(
         self, send: Callable[[], Awaitable[T]], adapter: ReplySender, what: str

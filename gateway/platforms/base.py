@@ -84,6 +84,17 @@ class SendFailure:
 
 
 @dataclass(frozen=True, slots=True)
+class VoiceNote:
+    """A voice message to send: OGG/Opus audio (48 kHz mono), how long it plays, its waveform."""
+
+    ogg: bytes
+    duration: float
+    """Seconds of audio (Telegram's ``duration``, Discord's ``duration_secs``)."""
+    waveform: str
+    """Base64 of up to 256 loudness bytes (Discord's ``waveform``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class LiveMode:
     """How a reply is shown in one chat while the model writes it
     (:mod:`gateway.delivery.live_reply`)."""
@@ -156,6 +167,9 @@ class PlatformAdapter(abc.ABC):
     """Seconds a turn runs before the first typing indication: a quick reply needs none."""
     failure: str | None = None
     """Why the adapter stopped for good (None while it works)."""
+    caption_limit: int = 0
+    """Longest caption a voice message takes (measured by :meth:`measure`); 0: none, the
+    text goes in a message of its own."""
 
     def __init__(self, hooks: AdapterHooks | None = None) -> None:
         hooks = hooks or AdapterHooks()
@@ -179,6 +193,11 @@ class PlatformAdapter(abc.ABC):
     @abc.abstractmethod
     async def send_part(self, target: DeliveryTarget, text: str) -> str:
         """Send one message that already fits :attr:`message_limit`; returns its platform id."""
+
+    async def send_voice(self, target: DeliveryTarget, voice: VoiceNote, caption: str) -> str:
+        """Send one voice message (``caption``: within :attr:`caption_limit`, or empty);
+        returns its platform id. Adapters of platforms with voice messages override this."""
+        raise NotImplementedError(f"{self.name} does not send voice messages")
 
     @abc.abstractmethod
     async def send_typing(self, target: DeliveryTarget) -> None:

@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from gateway.platforms.base import DeliveryTarget, InboundCallback, LiveMode, SendFailure
+from gateway.platforms.base import (
+    DeliveryTarget,
+    InboundCallback,
+    LiveMode,
+    SendFailure,
+    VoiceNote,
+)
 
 if TYPE_CHECKING:
     from gateway.messages.media_items import MediaItem
@@ -61,6 +67,13 @@ class ReplySender(Protocol):
     def split(self, text: str, limit: int | None = None) -> list[str]: ...
 
     async def send_part(self, target: DeliveryTarget, text: str) -> str: ...
+
+    @property
+    def caption_limit(self) -> int: ...
+
+    def measure(self, text: str) -> int: ...
+
+    async def send_voice(self, target: DeliveryTarget, voice: VoiceNote, caption: str) -> str: ...
 
     async def edit_part(
         self, target: DeliveryTarget, message_id: str, text: str, *, formatted: bool

@@ -27,6 +27,7 @@ from gateway.delivery.approvals import ApprovalDesk
 from gateway.delivery.deliverer import Deliverer, RetryPolicy
 from gateway.delivery.in_flight import InFlight
 from gateway.delivery.live_reply import live_reply
+from gateway.delivery.voice import build_voice_replies
 from gateway.jobs.scheduler import JobScheduler, over_budget_notice
 from gateway.media.prepare import MediaReader, PreparedMedia
 from gateway.messages.attachments import empty_message_reply, unread_attachment_notice
@@ -141,6 +142,7 @@ class Gateway:
             self.adapters,
             RetryPolicy.from_settings(app.config.gateway),
             on_retry=self.metrics.retried,
+            voice=build_voice_replies(app.config.tts, app.config.media, app.repo),
         )
         self._started_at = datetime.now(UTC)
         """Approval prompts sent before this are a previous run's (closed at start)."""
@@ -264,6 +266,8 @@ class Gateway:
         for adapter in self.adapters.values():
             await adapter.stop()
         await self.media.aclose()
+        if self.delivery.voice is not None:
+            await self.delivery.voice.aclose()
 
     async def resume_pending(self) -> int:
         """Handle messages recorded before a restart but never answered; returns how many."""
@@ -496,7 +500,7 @@ class Gateway:
         streamed = live is not None and bool(live.messages)
         texts = [reply.text, *notices] if streamed else [*notices, reply.text]
         with spans.span("delivery", {"hermes.parts": len(texts)}):
-            await self.delivery.deliver(batch, texts)
+            await self.delivery.deliver(batch, texts, speak=reply.text)
         waited = reply.result.wait_seconds if reply.result else 0.0
         took = time.perf_counter() - started
         self.overhead_ms.append((took - waited) * 1000)

@@ -31,7 +31,7 @@ commands, which reach it through the services.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -53,12 +53,14 @@ if TYPE_CHECKING:
         ReplyRecord,
         SessionRecord,
         UsageGroup,
+        VoiceAudio,
     )
     from gateway.store.repository_dashboard import DayUsageGroup, SessionListing, UserDaySpend
     from gateway.store.repository_dead_letters import DeadLetterRecord
     from gateway.store.repository_forget import ForgetReport, OwnedData
     from gateway.store.repository_tool_calls import ToolCallStats
     from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
+    from gateway.store.repository_voice import SpeechTotal
 
 __all__ = [
     "ApprovalStore",
@@ -91,6 +93,7 @@ class DeliveryStore(Protocol):
         thread_id: str | None = ...,
         closes_as: str = ...,
         failure: str | None = ...,
+        voices: Mapping[int, VoiceAudio] | None = ...,
     ) -> ReplyRecord: ...
 
     async def record_sent_part(
@@ -108,6 +111,30 @@ class DeliveryStore(Protocol):
     async def recent_chat_ids(
         self, platform: str, chat_id: str, *, limit: int = ...
     ) -> tuple[frozenset[str], frozenset[str]]: ...
+
+
+class VoiceStore(Protocol):
+    """Each chat's ``/voice`` mode and the characters spoken (voice replies, ``/voice``)."""
+
+    async def voice_mode(self, platform: str, chat_id: str) -> str | None: ...
+
+    async def set_voice_mode(self, platform: str, chat_id: str, mode: str) -> None: ...
+
+    async def record_speech(
+        self,
+        *,
+        user_key: str | None,
+        session_key: str,
+        provider: str,
+        chars: int,
+        cost_usd: float,
+    ) -> None: ...
+
+    async def spoken_chars_since(self, user_key: str, since: datetime) -> int: ...
+
+    async def speech_totals(
+        self, since: datetime, user_key: str | None = ...
+    ) -> list[SpeechTotal]: ...
 
 
 @runtime_checkable
@@ -374,6 +401,7 @@ class ServicesStore(
     RecallStore,
     JobStore,
     ToolOutputStore,
+    VoiceStore,
     Protocol,
 ):
     """The store as the shared services carry it: to each session (opening it, its
@@ -403,6 +431,10 @@ class DashboardStore(Protocol):
     async def tool_call_stats(
         self, since: datetime, user_key: str | None = ..., *, per_user: bool = ...
     ) -> list[ToolCallStats]: ...
+
+    async def speech_totals(
+        self, since: datetime, user_key: str | None = ...
+    ) -> list[SpeechTotal]: ...
 
     async def search_sessions(
         self, text: str = ..., *, limit: int = ...

@@ -229,12 +229,36 @@ REPLY_STATUSES = frozenset({REPLY_SENDING, REPLY_SENT, REPLY_FAILED})
 
 
 @dataclass(frozen=True, slots=True)
+class VoiceAudio:
+    """The audio of a voice message part: an OGG/Opus blob, how long it plays, its waveform."""
+
+    blob: str
+    """SHA-256 of the OGG/Opus bytes in the blob folder."""
+    duration: float
+    waveform: str
+    """Base64 of up to 256 loudness bytes (Discord's ``waveform``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """As stored in ``reply_parts.voice``."""
+        return {"blob": self.blob, "duration": self.duration, "waveform": self.waveform}
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any] | None) -> VoiceAudio | None:
+        """Read back what :meth:`to_json` stored (None for a text part)."""
+        if not value:
+            return None
+        return cls(str(value["blob"]), float(value["duration"]), str(value["waveform"]))
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyPart:
     """One platform message of a reply; ``platform_message_id`` is None until it is sent."""
 
     index: int
     text: str
     platform_message_id: str | None = None
+    voice: VoiceAudio | None = None
+    """Set for a voice message (``text`` is its caption, possibly empty)."""
 
     @property
     def sent(self) -> bool:

@@ -18,7 +18,8 @@
 * jobs (``repository_jobs``): scheduled jobs and each user's time zone;
 * recall (``repository_recall``): searching the earlier sessions an owner may see;
 * MCP tool lists and large tool outputs (``repository_mcp``);
-* tool calls (``repository_tool_calls``): each call's tool, time and outcome, per-tool sums.
+* tool calls (``repository_tool_calls``): each call's tool, time and outcome, per-tool sums;
+* voice (``repository_voice``): each chat's ``/voice`` mode, characters spoken per answer.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -57,6 +58,7 @@ from gateway.store.repository_tool_calls import ToolCallQueries
 from gateway.store.repository_turn_stops import TurnStopQueries
 from gateway.store.repository_usage import UsageQueries
 from gateway.store.repository_users import UserQueries
+from gateway.store.repository_voice import VoiceQueries
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -88,6 +90,7 @@ class Repository(
     ToolOutputQueries,
     ToolCallQueries,
     TurnStopQueries,
+    VoiceQueries,
 ):
     """Every query the gateway makes, over one open :class:`gateway.store.Store`.
 
@@ -109,7 +112,8 @@ if TYPE_CHECKING:
         ports.ServicesStore,
         ports.DashboardStore,
         ports.McpToolListStore,
+        ports.VoiceStore,
     ]:
         """mypy checks here that the repository implements each port (``ServicesStore``
         includes the session, recorder, report and command ports)."""
-        return repo, repo, repo, repo, repo, repo, repo, repo
+        return repo, repo, repo, repo, repo, repo, repo, repo, repo

@@ -3,10 +3,11 @@
 A user's own conversations are the sessions they started in which nobody else ever wrote
 (their private chat, their per-user group sessions); a group conversation shared with others
 stays, since it holds the others' messages too. With those sessions go their messages,
-attachments, compactions, usage and tool-call rows; the user's usage and tool-call rows
-elsewhere, their finished inbound records (raw text included), their quarantined updates and
-the finished replies of their conversations go too.
-Blob files no longer referenced by any attachment are returned for the caller to delete.
+attachments, compactions, usage and tool-call rows; the user's usage, tool-call and
+spoken-character rows elsewhere, their finished inbound records (raw text included), their
+quarantined updates and the finished replies of their conversations (voice parts included) go
+too. Blob files no longer referenced by any attachment or voice part are returned for the caller
+to delete.
 Run-time access decisions (``/allow``) are the admins' and stay.
 """
 
@@ -21,6 +22,7 @@ from gateway.store.repository_base import RepositoryBase
 from gateway.store.repository_dead_letters import delete_users_dead_letters
 from gateway.store.repository_jobs import delete_users_jobs
 from gateway.store.repository_memory import delete_users_memories
+from gateway.store.repository_voice import forget_speech, voice_blobs_in_use
 from gateway.store.tables import (
     ApiUsageRow,
     AttachmentRow,
@@ -156,6 +158,7 @@ class ForgetQueries(RepositoryBase):
                 ReplyRow.status == REPLY_SENT,
             )
             sent_ids = list(connection.execute(sent).scalars())
+            voice_blobs = forget_speech(connection, user_key, sent_ids)
             connection.execute(delete(ReplyPartRow).where(ReplyPartRow.reply_id.in_(sent_ids)))
             connection.execute(delete(ReplyRow).where(ReplyRow.id.in_(sent_ids)))
             sessions = connection.execute(delete(SessionRow).where(SessionRow.id.in_(ids))).rowcount
@@ -163,7 +166,8 @@ class ForgetQueries(RepositoryBase):
                 connection.execute(
                     select(AttachmentRow.sha256).where(AttachmentRow.sha256.in_(blobs))
                 ).scalars()
-            )
+            ) | voice_blobs_in_use(connection, voice_blobs)
+            blobs |= voice_blobs
             quarantined = delete_users_dead_letters(connection, platform, user_id)
             memories = delete_users_memories(connection, platform, user_id)
             jobs = delete_users_jobs(connection, platform, user_id)

@@ -9,7 +9,7 @@ after a crash a reply is either finished, or it knows exactly which parts are st
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -24,6 +24,7 @@ from gateway.store.records import (
     InboundRecord,
     ReplyPart,
     ReplyRecord,
+    VoiceAudio,
 )
 from gateway.store.repository_base import NotFoundError, RepositoryBase, rowcount
 from gateway.store.repository_inbound import inbound_record
@@ -50,16 +51,19 @@ class ReplyQueries(RepositoryBase):
         thread_id: str | None = None,
         closes_as: str = DONE_STATUS,
         failure: str | None = None,
+        voices: Mapping[int, VoiceAudio] | None = None,
     ) -> ReplyRecord:
         """Store a reply's parts and tie every inbound message it answers to it (one commit).
 
         The messages become ``processing``; once the last part is sent they become
         ``closes_as`` (``failed`` for the notice of a failed turn, whose ``failure`` reason is
-        stored on them now). Raises NotFoundError when one of the messages was never
+        stored on them now). ``voices``: the parts (by index) that are voice messages, their
+        text the caption. Raises NotFoundError when one of the messages was never
         recorded, ValueError for a reply without parts or an unknown status.
         """
         if not parts:
             raise ValueError("a reply needs at least one part")
+        audio = dict(voices or {})
         if closes_as not in INBOUND_STATUSES:
             raise ValueError(f"unknown inbound status {closes_as!r}")
         now = utcnow()
@@ -82,7 +86,12 @@ class ReplyQueries(RepositoryBase):
                 ).scalar_one()
             )
             rows = [
-                {"reply_id": reply_id, "part_index": index, "text": text}
+                {
+                    "reply_id": reply_id,
+                    "part_index": index,
+                    "text": text,
+                    "voice": voice.to_json() if (voice := audio.get(index)) else None,
+                }
                 for index, text in enumerate(parts)
             ]
             connection.execute(insert(_parts_table), rows)
@@ -106,7 +115,9 @@ class ReplyQueries(RepositoryBase):
             status=REPLY_SENDING,
             closes_as=closes_as,
             failure=None,
-            parts=tuple(ReplyPart(index, text) for index, text in enumerate(parts)),
+            parts=tuple(
+                ReplyPart(index, text, voice=audio.get(index)) for index, text in enumerate(parts)
+            ),
             answers=tuple(inbound_ids),
         )
 
@@ -185,7 +196,13 @@ class ReplyQueries(RepositoryBase):
             closes_as=row.closes_as,
             failure=row.failure,
             parts=tuple(
-                ReplyPart(part.part_index, part.text, part.platform_message_id) for part in parts
+                ReplyPart(
+                    part.part_index,
+                    part.text,
+                    part.platform_message_id,
+                    VoiceAudio.from_json(part.voice),
+                )
+                for part in parts
             ),
             answers=tuple(answers),
         )

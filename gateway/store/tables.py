@@ -336,6 +336,9 @@ class ReplyPartRow(Base):
     text: Mapped[str] = mapped_column(Text)
     platform_message_id: Mapped[str | None] = mapped_column(String, nullable=True)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    voice: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """A voice message's audio (blob hash, seconds, waveform); ``text`` is then its caption.
+    None for a text message."""
 
 
 class LiveMessageRow(Base):
@@ -511,3 +514,34 @@ def include_core_object(
         return name in {index.name for table in metadata.tables.values() for index in table.indexes}
     table = parent_names.get("table_name")
     return table is None or table in metadata.tables
+
+
+class ChatVoiceRow(Base):
+    """A chat's ``/voice`` mode (off, on, auto); a chat without a row uses ``tts.voice``."""
+
+    __tablename__ = "chat_voice"
+    __table_args__ = (UniqueConstraint("platform", "chat_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    platform: Mapped[str] = mapped_column(String)
+    chat_id: Mapped[str] = mapped_column(String)
+    mode: Mapped[str] = mapped_column(String)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SpeechUsageRow(Base):
+    """One spoken answer: whose, by which provider, how many characters, at what cost."""
+
+    __tablename__ = "speech_usage"
+    __table_args__ = (
+        Index("ix_speech_usage_user_key_created_at", "user_key", "created_at"),
+        Index("ix_speech_usage_created_at", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_key: Mapped[str | None] = mapped_column(String, nullable=True)
+    session_key: Mapped[str] = mapped_column(String)
+    provider: Mapped[str] = mapped_column(String)
+    chars: Mapped[int] = mapped_column(Integer)
+    cost_usd: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -3,7 +3,7 @@ limit (``agent.max_iterations``), for ``/usage`` and ``hermes usage``. Indexed f
 stops since a day (``user_key, stopped_at``) and everyone's (``stopped_at``).
 
 Revision ID: 0019_turn_stops
-Revises: 0016_tool_calls
+Revises: 0018_voice_replies
 Create Date: 2026-12-06 03:00:00+00:00
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0019_turn_stops"
-down_revision: str | Sequence[str] | None = "0016_tool_calls"
+down_revision: str | Sequence[str] | None = "0018_voice_replies"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -71,6 +71,7 @@ async def test_help_and_the_telegram_menu_list_the_registered_commands(
         "tz",
         "tools",
         "forget",
+        "voice",
         "help",
     ]
     assert anthropic.requests == []

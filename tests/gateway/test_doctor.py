@@ -12,6 +12,7 @@ import pytest
 from gateway.cli.doctor import run_doctor
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.discord_api import DiscordEmulator
+from sandbox.speech_api import SpeechEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import DISCORD_TOKEN_ENV, TELEGRAM_TOKEN_ENV, gateway_config
 
@@ -92,3 +93,25 @@ async def test_doctor_fails_on_rejected_bot_tokens(
     assert f"[FAIL] telegram: the bot token in {TELEGRAM_TOKEN_ENV} was rejected" in lines
     assert f"[FAIL] discord: the bot token in {DISCORD_TOKEN_ENV} was rejected" in lines
     assert not any("WRONG" in line or "not-the-token" in line for line in lines)
+
+
+async def test_doctor_has_the_speech_provider_say_one_word(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], anthropic: AnthropicEmulator
+) -> None:
+    speech = SpeechEmulator()
+    await speech.start()
+    try:
+        openai = {"base_url": speech.base_url, "api_key_env": None}
+        tts = {"tts": {"provider": "openai", "openai": openai}}
+        code, lines = await _doctor(gateway_config(tmp_path, anthropic, sections=tts), capsys)
+        speech.fail(401)
+        failed, failing = await _doctor(gateway_config(tmp_path, anthropic, sections=tts), capsys)
+    finally:
+        await speech.stop()
+    assert code == 0, lines
+    assert any(
+        line.startswith("[  ok] voice replies (openai): a test word spoken") for line in lines
+    )
+    assert [request.text for request in speech.requests] == ["Hello.", "Hello."]
+    assert failed == 1
+    assert "[FAIL] voice replies (openai): the speech endpoint answered 401" in failing

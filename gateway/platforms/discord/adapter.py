@@ -40,6 +40,7 @@ from gateway.platforms.base import (
     InboundCallback,
     PlatformAuthError,
     SendFailure,
+    VoiceNote,
 )
 from gateway.platforms.discord.approvals import (
     approval_text,
@@ -58,6 +59,7 @@ from gateway.platforms.discord.intake import (
 from gateway.platforms.discord.live import DiscordLiveReplies
 from gateway.platforms.discord.media import discord_media
 from gateway.platforms.discord.settings import DiscordSettings
+from gateway.platforms.discord.voice import send_discord_voice
 from gateway.settings.media import MediaSettings
 from gateway.text.split import DISCORD_MESSAGE_LIMIT
 
@@ -415,6 +417,11 @@ class DiscordAdapter(DiscordLiveReplies):
         channel = self.client.get_partial_messageable(int(target.chat_id))
         sent = await channel.send(text)
         return str(sent.id)
+
+    async def send_voice(self, target: DeliveryTarget, voice: VoiceNote, caption: str) -> str:
+        """A voice message (see :mod:`gateway.platforms.discord.voice`); it takes no caption
+        (:attr:`caption_limit` is 0), so the text follows in its own message."""
+        return await send_discord_voice(self.client, target, voice)
 
     async def send_typing(self, target: DeliveryTarget) -> None:
         channel = self.client.get_partial_messageable(int(target.chat_id))

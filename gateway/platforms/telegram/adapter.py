@@ -43,6 +43,7 @@ from gateway.platforms.base import (
     PlatformAdapter,
     PlatformAuthError,
     SendFailure,
+    VoiceNote,
 )
 from gateway.platforms.telegram.approvals import (
     PARSE_MODE,
@@ -64,6 +65,7 @@ from gateway.platforms.telegram.polling import (
     token_rejected_text,
 )
 from gateway.platforms.telegram.settings import TelegramSettings
+from gateway.platforms.telegram.voice import TELEGRAM_CAPTION_LIMIT, send_telegram_voice
 from gateway.platforms.telegram.webhook import (
     MalformedUpdate,
     WebhookServer,
@@ -110,6 +112,7 @@ class TelegramAdapter(PlatformAdapter):
 
     name = PLATFORM
     message_limit = TELEGRAM_MESSAGE_LIMIT
+    caption_limit = TELEGRAM_CAPTION_LIMIT
     typing_interval = TYPING_INTERVAL_SECONDS
 
     def __init__(
@@ -316,6 +319,10 @@ class TelegramAdapter(PlatformAdapter):
             log.warning("telegram: formatting rejected (%s); sending plain text", exc)
             sent = await self.bot.send_message(int(target.chat_id), text, **extra)
         return str(sent.message_id)
+
+    async def send_voice(self, target: DeliveryTarget, voice: VoiceNote, caption: str) -> str:
+        """``sendVoice`` (see :mod:`gateway.platforms.telegram.voice`)."""
+        return await send_telegram_voice(self.bot, target, voice, caption)
 
     async def fetch_file(self, item: MediaItem) -> bytes:
         """getFile, then the download (python-telegram-bot's own calls)."""
