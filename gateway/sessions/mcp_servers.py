@@ -44,6 +44,7 @@ def server_spec(
         url=settings.url,
         headers={h: _filled(name, v, environ) for h, v in settings.headers.items()},
         timeout_seconds=settings.timeout_seconds,
+        startup_timeout_seconds=settings.startup_timeout_seconds,
         tools=tuple(settings.tools) if settings.tools is not None else None,
         ask=tuple(settings.ask),
         admins_only=settings.users == "admins",
@@ -112,6 +113,20 @@ def server_state(connection: McpConnection, *, with_cause: bool = True) -> str:
     if connection.state == "reconnecting":
         return f"reconnecting{cause}"
     return connection.state
+
+
+def server_warnings(provider: McpToolProvider) -> list[str]:
+    """What a user should fix about a server: tools left out of requests (a schema no provider
+    takes) and ``ask``/``tools`` entries naming no tool the server listed (only once it has)."""
+    warnings = [f"tool {tool!r} left out: {why}" for tool, why in provider.left_out.items()]
+    listed = provider.connection.known_tools()
+    if listed is not None:
+        unknown = provider.connection.spec.unknown_entries([t.name for t in listed])
+        for key, names in unknown.items():
+            named = ", ".join(repr(n) for n in names)
+            effect = " (every call asks first)" if key == "ask" else ""
+            warnings.append(f"{key}: {named} names no tool of the server{effect}")
+    return warnings
 
 
 def servers_line(providers: Sequence[McpToolProvider], *, with_cause: bool) -> str:

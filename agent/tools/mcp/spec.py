@@ -3,10 +3,14 @@ host (the agent never reads the configuration or the environment itself)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 60.0
+DEFAULT_STARTUP_TIMEOUT_SECONDS = 30.0
+"""Time for a server to start, answer the handshake and list its tools (``npx`` and ``uvx``
+servers take a few seconds from a warm cache)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +28,8 @@ class McpServerSpec:
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     timeout_seconds: float = DEFAULT_CALL_TIMEOUT_SECONDS
+    startup_timeout_seconds: float = DEFAULT_STARTUP_TIMEOUT_SECONDS
+    """The handshake and first listing must end in this time, or the attempt failed."""
     tools: tuple[str, ...] | None = None
     """The server's tools offered to the model (None: all)."""
     ask: tuple[str, ...] = ()
@@ -35,9 +41,22 @@ class McpServerSpec:
         """Whether the allow-list lets ``tool`` through."""
         return self.tools is None or tool in self.tools
 
-    def asks(self, tool: str) -> bool:
-        """Whether a call to ``tool`` needs the user's approval."""
-        return "*" in self.ask or tool in self.ask
+    def asks(self, tool: str, listed: Collection[str] | None = None) -> bool:
+        """Whether a call to ``tool`` needs the user's approval. Given the server's ``listed``
+        tools, an ``ask`` entry naming none of them (a typo, a renamed tool) makes every call
+        ask: in doubt, ask."""
+        if "*" in self.ask or tool in self.ask:
+            return True
+        return listed is not None and bool(self.unknown_entries(listed).get("ask"))
+
+    def unknown_entries(self, listed: Collection[str]) -> dict[str, list[str]]:
+        """The ``ask`` and ``tools`` entries that name none of the ``listed`` tools, by key
+        (only keys with such entries)."""
+        unknown = {
+            "ask": [t for t in self.ask if t != "*" and t not in listed],
+            "tools": [t for t in self.tools or () if t not in listed],
+        }
+        return {key: names for key, names in unknown.items() if names}
 
 
 @dataclass(frozen=True, slots=True)
