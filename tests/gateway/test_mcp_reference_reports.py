@@ -1,0 +1,127 @@
+"""What people see of real third-party servers that fail or are misconfigured (``hermes mcp
+list``, ``doctor``, ``/tools``, approvals) and how their results reach the model, through
+the real daemon and emulators with servers as ``./dev.sh test`` installs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.cli.doctor import run_doctor
+from gateway.cli.mcp import run_mcp_list
+from gateway.config.schema import Config
+from gateway.runtime.app import open_app
+from gateway.runtime.gateway import Gateway
+from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.telegram_api import TelegramEmulator
+from tests.fixtures.mcp_servers.reference_servers import everything_stdio, python_server
+from tests.gateway.conftest import ALICE, gateway_config
+from tests.gateway.test_mcp_reference_servers import with_servers
+from tests.gateway.test_mcp_tools import send, tool_results
+from tests.gateway.test_tool_approvals import answered, button, prompt_of
+
+BAD_ZONE = "Mars/Olympus"
+
+
+def mars_time() -> dict[str, Any]:
+    """mcp-server-time with a timezone it refuses: it exits 1 with the reason on stderr."""
+    return python_server("mcp-server-time", "--local-timezone", BAD_ZONE)
+
+
+async def test_mcp_list_and_doctor_show_a_failed_servers_exit_code_and_stderr(
+    tmp_path: Path, anthropic: AnthropicEmulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    servers = {"mars": mars_time(), "fetch": python_server("mcp-server-fetch")}
+    config = with_servers(gateway_config(tmp_path, anthropic), servers)
+    assert await run_mcp_list(config) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:7] == ["mars", "stdio", "could", "not", "start", "0", "tools"]
+    assert lines[0].endswith("the server exited with code 1")
+    assert "    exit code 1" in lines
+    assert any(line.startswith("    stderr: ") and BAD_ZONE in line for line in lines)
+    [fetch] = [line for line in lines if line.startswith("fetch")]
+    assert fetch.split()[:5] == ["fetch", "stdio", "ready", "1", "tool"], "1 tool, not 1 tools"
+
+    await run_doctor(config)
+    out = capsys.readouterr().out.splitlines()
+    [mars] = [line for line in out if "MCP server mars" in line]
+    assert mars.startswith("[warn] MCP server mars: could not start: the server exited with code")
+    assert "exit code 1" in mars and BAD_ZONE in mars
+    assert "[  ok] MCP server fetch: ready, 1 tool" in out
+
+
+def typo_config(base: Config) -> Config:
+    time = python_server("mcp-server-time", "--local-timezone", "UTC")
+    return with_servers(base, {"time": {**time, "ask": ["get_curent_time"]}})
+
+
+async def test_an_ask_entry_naming_no_tool_is_warned_of_and_every_call_still_asks(
+    tmp_path: Path,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = typo_config(gateway_config(tmp_path, anthropic, telegram=telegram))
+    await run_mcp_list(config)
+    assert (
+        "    warning: ask: 'get_curent_time' names no tool of the server (every call asks first)"
+        in capsys.readouterr().out.splitlines()
+    )
+    await run_doctor(config)
+    assert any(
+        line.startswith("[warn] MCP server time: ask: 'get_curent_time' names no tool")
+        for line in capsys.readouterr().out.splitlines()
+    )
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            tools = await send(gateway, telegram, "/tools")
+            call = '[[tool:time__get_current_time {"timezone": "UTC"}]] what time is it?'
+            update = telegram.push_message(ALICE, call)
+            prompt = await prompt_of(telegram, len(telegram.sent_messages(ALICE)))
+            telegram.press_button(ALICE, prompt["message_id"], button(prompt, "Allow once"))
+            reply = await answered(gateway, telegram, update)
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    assert "time (ready): convert_time (asks first), get_current_time (asks first)" in tools
+    assert "warning: ask: 'get_curent_time' names no tool of the server" in tools
+    assert "time__get_current_time" in prompt["text"], "the call asked in doubt"
+    assert '"timezone": "UTC"' in reply
+
+
+async def test_results_reach_the_model_as_text_image_blocks_and_error_flags(
+    tmp_path: Path, telegram: TelegramEmulator, anthropic: AnthropicEmulator
+) -> None:
+    time = python_server("mcp-server-time", "--local-timezone", "UTC")
+    servers = {"everything": everything_stdio(), "time": time}
+    config = with_servers(gateway_config(tmp_path, anthropic, telegram=telegram), servers)
+    calls = [
+        "[[tool:everything__get-tiny-image {}]] show me",
+        '[[tool:everything__get-structured-content {"location": "New York"}]] weather?',
+        f'[[tool:time__get_current_time {{"timezone": "{BAD_ZONE}"}}]] time on Mars?',
+        '[[tool:everything__get-resource-links {"count": 1}]] links?',
+    ]
+    results = []
+    async with open_app(config, with_tools=True) as app:
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            for call in calls:
+                await send(gateway, telegram, call)
+                results.append(tool_results(anthropic, len(anthropic.requests) - 1)[-1])
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    image, structured, error, links = results
+    blocks = image["content"]
+    assert [b["type"] for b in blocks] == ["text", "image"]
+    assert blocks[1]["source"]["media_type"] == "image/png", "the bad-checksum PNG is read"
+    assert all("iVBOR" not in str(b.get("text", "")) for b in blocks), "no base64 as text"
+    text = str(structured["content"])
+    assert text.count("temperature") == 1, "the structured copy of the text is left out"
+    assert error.get("is_error") is True
+    assert str(error["content"]).startswith("Error: ") and "Error: Error" not in str(error)
+    assert "is_error" not in image and "is_error" not in structured
+    assert "[resource link: demo://resource/" in str(links["content"])
