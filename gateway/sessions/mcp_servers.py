@@ -106,6 +106,9 @@ def server_state(connection: McpConnection, *, with_cause: bool = True) -> str:
     """A server's state in a few words (``ready``, ``could not start (cause)``, ...); the cause
     (a failure's type and message, never a secret) only ``with_cause``."""
     cause = f" ({connection.last_error})" if with_cause and connection.last_error else ""
+    details = connection.failure_details() if with_cause and connection.state != "ready" else []
+    if details and cause:  # the server's own last words (stderr), or its exit code
+        cause = f"{cause[:-1]}; {details[-1]})"
     if connection.state == "ready":
         return "ready"
     if connection.state == "reconnecting" and connection.connections == 0:
@@ -132,7 +135,12 @@ def server_warnings(provider: McpToolProvider) -> list[str]:
 def servers_line(providers: Sequence[McpToolProvider], *, with_cause: bool) -> str:
     """One line for ``/status``: every server, its state and how many tools it offers."""
     states = [
-        f"{p.name} {server_state(p.connection, with_cause=with_cause)}, {len(p.tools())} tools"
+        f"{p.name} {server_state(p.connection, with_cause=with_cause)}, {_tools(len(p.tools()))}"
         for p in providers
     ]
     return "MCP servers: " + "; ".join(states)
+
+
+def _tools(count: int) -> str:
+    """``1 tool``, ``2 tools``."""
+    return "1 tool" if count == 1 else f"{count} tools"

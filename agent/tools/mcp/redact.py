@@ -23,7 +23,7 @@ def redacted(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with every known secret value and every secret-looking part masked."""
     for secret in sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True):
         text = text.replace(secret, MASK)
-    for pattern in (URL_PASSWORD, SECRET_PAIR, BEARER):
+    for pattern in (URL_PASSWORD, BEARER, SECRET_PAIR):
         text = pattern.sub(lambda m: m.group("head") + MASK, text)
     return text
 
