@@ -8,14 +8,20 @@ breaks the rule is left out of the request; it never makes the whole request inv
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
+
+from jsonschema import Draft202012Validator, SchemaError
 
 MAX_TOOL_NAME_CHARS = 64
 """OpenAI-compatible endpoints refuse longer names (Anthropic's limit is 128)."""
 TOOL_NAME_RULE = re.compile(rf"[a-zA-Z0-9_-]{{1,{MAX_TOOL_NAME_CHARS}}}")
 """A tool name every supported provider accepts (matched whole)."""
+SCHEMA_CHECKS_KEPT = 4096
+"""Distinct schemas whose check is remembered (a session offers a few dozen tools)."""
+MAX_REASON_CHARS = 100
 
 
 def tool_name_problem(name: object) -> str | None:
@@ -36,9 +42,26 @@ def input_schema_problem(schema: object) -> str | None:
     if schema.get("type") != "object":
         return 'its input schema\'s type is not "object"'
     try:
-        json.dumps(schema, allow_nan=False)
+        text = json.dumps(schema, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError):
         return "its input schema is not plain JSON"
+    return _json_schema_problem(text)
+
+
+@functools.lru_cache(maxsize=SCHEMA_CHECKS_KEPT)
+def _json_schema_problem(text: str) -> str | None:
+    """Why the schema (as JSON text) is no valid JSON Schema; checked once per schema, since
+    every request is checked."""
+    try:
+        Draft202012Validator.check_schema(json.loads(text))
+    except SchemaError as exc:
+        where = "/".join(str(part) for part in exc.path) or "its root"
+        message = (
+            exc.message
+            if len(exc.message) <= MAX_REASON_CHARS
+            else exc.message[:MAX_REASON_CHARS] + "…"
+        )
+        return f"its input schema is not valid JSON Schema (at {where}: {message})"
     return None
 
 

@@ -9,6 +9,9 @@ from gateway.cli.doctor_probes import OK, WARN
 from gateway.config.schema import Config
 from gateway.sessions.mcp_servers import McpServers, server_state, server_warnings
 
+PROBE_MARGIN_SECONDS = 1.0
+"""Beyond the longest handshake timeout: a failed attempt's stderr is drained by then."""
+
 
 @dataclass(frozen=True, slots=True)
 class ServerReport:
@@ -31,9 +34,11 @@ class ServerReport:
 
 
 async def probe_servers(config: Config) -> list[ServerReport]:
-    """Start every configured server (a few seconds at most, in parallel), note how each is,
-    and stop them."""
-    servers = await McpServers.start(config.mcp)
+    """Start every configured server (in parallel), wait for each one's first attempt to end
+    (its handshake timeout at most), note how each is, and stop them."""
+    handshakes = [s.startup_timeout_seconds for s in config.mcp.servers.values()]
+    wait = max(handshakes, default=0.0) + PROBE_MARGIN_SECONDS
+    servers = await McpServers.start(config.mcp, wait_seconds=wait)
     try:
         providers = {p.name: p for p in servers.providers}
         reports = []

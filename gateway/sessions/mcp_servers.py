@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent.tools.mcp import (
+    STARTUP_WAIT_SECONDS,
     McpConnection,
     McpServerSpec,
     McpToolProvider,
@@ -75,9 +76,14 @@ class McpServers:
 
     @classmethod
     async def start(
-        cls, settings: McpSettings, environ: Mapping[str, str] = os.environ
+        cls,
+        settings: McpSettings,
+        environ: Mapping[str, str] = os.environ,
+        *,
+        wait_seconds: float = STARTUP_WAIT_SECONDS,
     ) -> McpServers:
-        """Start every configured server in parallel (waits a few seconds at most)."""
+        """Start every configured server in parallel; wait ``wait_seconds`` at most for their
+        first listing (slower ones join when ready)."""
         specs: list[McpServerSpec] = []
         not_started: dict[str, str] = {}
         for name, server in settings.servers.items():
@@ -87,7 +93,7 @@ class McpServers:
                 log.warning("%s; the server is not started", exc)
                 not_started[name] = str(exc)
         keeper = ToolListKeeper()
-        connections = await start_servers(specs, keeper=keeper)
+        connections = await start_servers(specs, wait_seconds, keeper)
         providers = [McpToolProvider(c) for c in connections]
         return cls(connections, providers, keeper, not_started)
 

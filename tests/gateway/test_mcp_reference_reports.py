@@ -4,6 +4,10 @@ the real daemon and emulators with servers as ``./dev.sh test`` installs them.""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,11 @@ from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.fixtures.mcp_servers.reference_servers import everything_stdio, python_server
 from tests.gateway.conftest import ALICE, gateway_config
-from tests.gateway.test_mcp_reference_servers import with_servers
+from tests.gateway.test_mcp_reference_servers import (
+    ODD_NAMES_SERVER,
+    RECONNECT_WAIT_SECONDS,
+    with_servers,
+)
 from tests.gateway.test_mcp_tools import send, tool_results
 from tests.gateway.test_tool_approvals import answered, button, prompt_of
 
@@ -75,6 +83,9 @@ async def test_an_ask_entry_naming_no_tool_is_warned_of_and_every_call_still_ask
         for line in capsys.readouterr().out.splitlines()
     )
     async with open_app(config, with_tools=True) as app:
+        [odd] = app.services.tool_providers
+        async with asyncio.timeout(RECONNECT_WAIT_SECONDS):
+            await odd.connection.wait_connected()
         gateway = Gateway(app, hold_seconds=0.05)
         await gateway.start()
         try:
@@ -125,3 +136,62 @@ async def test_results_reach_the_model_as_text_image_blocks_and_error_flags(
     assert str(error["content"]).startswith("Error: ") and "Error: Error" not in str(error)
     assert "is_error" not in image and "is_error" not in structured
     assert "[resource link: demo://resource/" in str(links["content"])
+
+
+async def test_a_tool_with_a_schema_no_api_takes_is_named_in_mcp_list_doctor_and_tools(
+    tmp_path: Path,
+    telegram: TelegramEmulator,
+    anthropic: AnthropicEmulator,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    servers = {"odd": {"command": sys.executable, "args": [str(ODD_NAMES_SERVER)]}}
+    config = with_servers(gateway_config(tmp_path, anthropic, telegram=telegram), servers)
+    warning = (
+        "tool 'bad_schema' left out: its input schema is not valid JSON Schema "
+        "(at properties/text/type: 'strnig' is not valid under any of the given schemas)"
+    )
+    await run_mcp_list(config)
+    assert f"    warning: {warning}" in capsys.readouterr().out.splitlines()
+    await run_doctor(config)
+    assert f"[warn] MCP server odd: {warning}" in capsys.readouterr().out.splitlines()
+    async with open_app(config, with_tools=True) as app:
+        [odd] = app.services.tool_providers
+        async with asyncio.timeout(RECONNECT_WAIT_SECONDS):
+            await odd.connection.wait_connected()
+        gateway = Gateway(app, hold_seconds=0.05)
+        await gateway.start()
+        try:
+            tools = await send(gateway, telegram, "/tools")
+        finally:
+            await gateway.stop(grace_seconds=2.0)
+    assert f"warning: {warning}" in tools
+    assert "odd (ready): files.read, summarise_the_quarterly_report" in tools
+
+
+async def test_a_stdio_server_that_dies_while_idle_is_noticed_and_restarted_without_a_call(
+    tmp_path: Path, anthropic: AnthropicEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = with_servers(gateway_config(tmp_path, anthropic), {"everything": everything_stdio()})
+    async with open_app(config, with_tools=True) as app:
+        [everything] = app.services.tool_providers
+        assert everything.connection.state == "ready"
+        os.kill(child_pid("server-everything"), signal.SIGKILL)
+        async with asyncio.timeout(RECONNECT_WAIT_SECONDS):
+            await everything.connection.wait_connected(2)
+    [lost] = [r.getMessage() for r in caplog.records if "lost its connection" in r.getMessage()]
+    assert lost.endswith("the server exited with code -9 (retrying)")
+
+
+def child_pid(marker: str) -> int:
+    """The pid of this process's child whose command line contains ``marker``."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and marker in cmdline:
+            return int(proc.name)
+    raise LookupError(f"no child process runs {marker}")

@@ -43,6 +43,10 @@ def test_tool_names_and_schemas_a_provider_would_refuse_are_named() -> None:
     assert input_schema_problem({"type": "string"}) == 'its input schema\'s type is not "object"'
     assert input_schema_problem([]) == "its input schema is not a JSON object"
     assert input_schema_problem({"type": "object", "x": float("nan")}) is not None
+    misspelt = {"type": "object", "properties": {"q": {"type": "strnig"}}}
+    assert str(input_schema_problem(misspelt)).startswith(
+        "its input schema is not valid JSON Schema (at properties/q/type: "
+    )
 
 
 async def _nothing(_args: dict[str, object]) -> str:

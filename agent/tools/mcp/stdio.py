@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 EXIT_GRACE_SECONDS = 2.0
 """After stdin is closed, how long a server has to exit before its process group is killed."""
+EXIT_NOTICE_SECONDS = 1.0
+"""How long a server that closed its stdout has to exit before it is stopped like a live one."""
 JUNK_SAMPLE_CHARS = 80
 """How much of the first non-MCP stdout line the warning shows."""
 
@@ -68,6 +70,8 @@ async def stdio_transport(
                 yield read_stream, write_stream
             finally:
                 with anyio.CancelScope(shield=True):
+                    if watch.stdout_ended:  # the server is exiting: its code is the cause
+                        await _note_exit(process, watch)
                     await _stop(process)
                 tasks.cancel_scope.cancel()
 
@@ -89,6 +93,7 @@ async def _read_stdout(
                     message = _parsed(server, line, watch, secrets)
                     if message is not None:
                         await received.send(message)
+            watch.stdout_ended = True
 
 
 def _parsed(
@@ -126,6 +131,15 @@ async def _write_stdin(
 async def _watch_exit(process: anyio.abc.Process, watch: TransportWatch) -> None:
     """Note the exit code as soon as the process exits (a call or not)."""
     watch.exited(await process.wait())
+
+
+async def _note_exit(process: anyio.abc.Process, watch: TransportWatch) -> None:
+    """After the server closed its stdout, wait briefly for its exit code (the session may
+    have seen the closed stream first)."""
+    with anyio.move_on_after(EXIT_NOTICE_SECONDS):
+        code = await process.wait()
+        if watch.exit_code is None:
+            watch.exited(code)
 
 
 async def _stop(process: anyio.abc.Process) -> None:

@@ -23,6 +23,8 @@ class TransportWatch:
     """Why, in a few words (the first cause wins)."""
     exit_code: int | None = None
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    stdout_ended: bool = False
+    """A stdio server closed its stdout (it is exiting, or has)."""
     junk_lines: int = 0
     """Lines on a stdio server's stdout that were not MCP messages (ignored)."""
 
