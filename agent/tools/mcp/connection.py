@@ -2,11 +2,15 @@
 
 The SDK's client lives in anyio cancel scopes that must be exited by the task that entered them,
 so one task per server enters the client, lists the tools, serves calls handed to it through a
-queue (each answered through a future), and on any loss of the connection reconnects with a
-doubling backoff, for as long as the process runs: nothing ever parks a server. Callers never
-wait on a server that is down: a call then returns an error text at once, and a call slower than
-the server's ``timeout_seconds`` returns one in time. A caller cancelled mid-call (``/stop``)
-cancels the call in the owner task too, and the SDK tells the server (``notifications/cancelled``).
+queue (each answered through a future), and on any loss of the connection reconnects, at once
+the first time, then with a doubling backoff, for as long as the process runs: nothing ever
+parks a server. The handshake and first listing must end within ``startup_timeout_seconds``.
+Callers never wait on a server that is down: the transport's watch
+(:class:`~agent.tools.mcp.watch.TransportWatch`: a stdio process that exited, an HTTP request
+refused) ends the connection and answers the calls in flight with an error text at once, and a
+call slower than the server's ``timeout_seconds`` returns one in time. A caller cancelled
+mid-call (``/stop``) cancels the call in the owner task too, and the SDK tells the server
+(``notifications/cancelled``).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ log = logging.getLogger(__name__)
 
 ConnectionState = Literal["starting", "ready", "reconnecting", "closed"]
 
-HTTP_RECONNECT_BACKOFF = doubling(0.5, 5.0)
+HTTP_RECONNECT_BACKOFF = doubling(0.5, 2.0)
 """Pauses between reconnects to an HTTP server after the first (immediate) one: a refused
 connection costs nothing, so a server that listens again is back within seconds."""
 STDIO_RECONNECT_BACKOFF = doubling(0.5, 30.0)
