@@ -60,6 +60,9 @@ async def test_tools_with_names_no_api_takes_are_mapped_and_the_bot_answers_with
     }
     config = with_servers(gateway_config(tmp_path, anthropic, telegram=telegram), servers)
     async with open_app(config, with_tools=True) as app:
+        async with asyncio.timeout(RECONNECT_WAIT_SECONDS):
+            for provider in app.services.tool_providers:
+                await provider.connection.wait_connected()
         gateway = Gateway(app, hold_seconds=0.05)
         await gateway.start()
         try:
@@ -100,8 +103,13 @@ async def test_names_are_the_same_after_a_restart(
     for _run in range(2):
         async with open_app(config, with_tools=True) as app:
             [odd] = app.services.tool_providers
+            async with asyncio.timeout(RECONNECT_WAIT_SECONDS):
+                await odd.connection.wait_connected()
             runs.append(sorted(odd.model_names().items()))
+            kept = await app.repo.load_mcp_tool_lists()
     assert runs[0] == runs[1]
+    kept_names = sorted((t.model_name, t.name) for t in kept["odd"] if t.name != "bad_schema")
+    assert kept_names == runs[0], "kept with the list"
     assert sorted(tool for _name, tool in runs[0]) == ["files.read", LONG_NAME]
 
 

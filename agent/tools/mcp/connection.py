@@ -29,6 +29,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.types import CONNECTION_CLOSED, CallToolResult, ToolListChangedNotification
 
 from agent.retries import doubling, nth_wait
+from agent.tools.mcp.names import model_tool_name
 from agent.tools.mcp.redact import redacted
 from agent.tools.mcp.results import ERROR_PREFIX
 from agent.tools.mcp.spec import McpServerSpec, McpToolInfo
@@ -36,6 +37,7 @@ from agent.tools.mcp.stdio import spec_secrets
 from agent.tools.mcp.tool_lists import ToolListKeeper
 from agent.tools.mcp.transports import server_client
 from agent.tools.mcp.watch import TransportWatch
+from agent.tools.tool_schemas import tool_name_problem
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +200,7 @@ class McpConnection:
             await asyncio.sleep(self._reconnect_wait(failures))
 
     def _reconnect_wait(self, failures: int) -> float:
-        """None after a first failure (a blip or a restart), then a doubling backoff."""
+        """No pause after a first failure (a blip, a restart), then a doubling backoff."""
         if failures <= 1:
             return 0.0
         backoff = STDIO_RECONNECT_BACKOFF if self.spec.command else HTTP_RECONNECT_BACKOFF
@@ -232,7 +234,9 @@ class McpConnection:
         while True:
             listing = await client.list_tools(cursor=cursor, cache_mode="bypass")
             tools += [
-                McpToolInfo(t.name, t.description or "", dict(t.input_schema))
+                McpToolInfo(
+                    t.name, t.description or "", dict(t.input_schema), self._model_name(t.name)
+                )
                 for t in listing.tools
             ]
             cursor = listing.next_cursor
@@ -242,6 +246,12 @@ class McpConnection:
         self.listings += 1
         async with self._connected:
             self._connected.notify_all()
+
+    def _model_name(self, tool: str) -> str:
+        """The tool's model name as kept with the server's list, else a new one."""
+        kept = {t.name: t.model_name for t in self.known_tools() or []}
+        name = kept.get(tool) or ""
+        return name if tool_name_problem(name) is None else model_tool_name(self.name, tool)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         """A server notification (pre-2026 servers send ``tools/list_changed`` this way)."""

@@ -63,7 +63,7 @@ class McpToolProvider:
         for info in known:
             if not spec.offers(info.name):
                 continue
-            name = model_tool_name(self.name, info.name)
+            name = info.model_name or model_tool_name(self.name, info.name)
             problem = input_schema_problem(info.input_schema)
             if problem is None and name in offered:
                 problem = f"its model name {name} is taken by {offered[name].name!r}"

@@ -66,3 +66,6 @@ class McpToolInfo:
     name: str
     description: str
     input_schema: dict[str, Any]
+    model_name: str = ""
+    """The name the model calls it by (see :mod:`agent.tools.mcp.names`), kept with the list so
+    it stays the same across restarts ("": not given yet)."""
