@@ -17,6 +17,7 @@ from agent.tools.mcp import (
     ToolListKeeper,
     start_servers,
 )
+from gateway.config.masking import mask_args, mask_url_secrets
 from gateway.settings.mcp import HEADER_VARIABLE, McpServerSettings, McpSettings
 from gateway.store.ports import McpToolListStore
 
@@ -48,8 +49,19 @@ def server_spec(
         startup_timeout_seconds=settings.startup_timeout_seconds,
         tools=tuple(settings.tools) if settings.tools is not None else None,
         ask=tuple(settings.ask),
+        secrets=_literal_secrets(settings),
         admins_only=settings.users == "admins",
     )
+
+
+def _literal_secrets(settings: McpServerSettings) -> tuple[str, ...]:
+    """Secrets written into the file (a URL's password, a ``--token`` value), as ``hermes
+    config check`` masks them: masked too in what the server prints."""
+    found: set[str] = set()
+    mask_args(settings.args, found)
+    if settings.url is not None:
+        mask_url_secrets(settings.url, found)
+    return tuple(sorted(found))
 
 
 def _filled(server: str, value: str, environ: Mapping[str, str]) -> str:

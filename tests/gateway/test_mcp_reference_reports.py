@@ -195,3 +195,32 @@ def child_pid(marker: str) -> int:
         if ppid == os.getpid() and marker in cmdline:
             return int(proc.name)
     raise LookupError(f"no child process runs {marker}")
+
+
+async def test_what_a_failing_server_prints_is_shown_with_its_secrets_masked(
+    tmp_path: Path,
+    anthropic: AnthropicEmulator,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DB_TOKEN", "env-token-SECRET-42")
+    echo_and_fail = 'echo "cannot connect with $* token=$DB_TOKEN" >&2; exit 3'
+    server = {
+        "command": "sh",
+        "args": [
+            "-c",
+            echo_and_fail,
+            "sh",
+            "postgresql://app:pw-SECRET-7@db/x",
+            "--api-key",
+            "k-SECRET-9",
+        ],
+        "env": ["DB_TOKEN"],
+    }
+    config = with_servers(gateway_config(tmp_path, anthropic), {"db": server})
+    await run_mcp_list(config)
+    out = capsys.readouterr().out
+    assert "    exit code 3" in out.splitlines()
+    assert "stderr: cannot connect with postgresql://app:***@db/x --api-key ***" in out
+    for secret in ("pw-SECRET-7", "k-SECRET-9", "env-token-SECRET-42"):
+        assert secret not in out

@@ -34,6 +34,9 @@ class McpServerSpec:
     """The server's tools offered to the model (None: all)."""
     ask: tuple[str, ...] = ()
     """The server's tools whose calls the user approves first (``"*"``: all)."""
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    """Other values to mask wherever the server's output is shown (a password in a URL among
+    its ``args``, a ``--token`` value), as the host found them."""
     admins_only: bool = False
     """Offered only in sessions the host says are an admin's (``users: admins``)."""
 

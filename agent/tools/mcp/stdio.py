@@ -39,8 +39,9 @@ JUNK_SAMPLE_CHARS = 80
 
 
 def spec_secrets(spec: McpServerSpec) -> tuple[str, ...]:
-    """The values of a server's spec that are secrets (its env and headers)."""
-    return (*spec.env.values(), *spec.headers.values())
+    """The values of a server's spec that are secrets (its env, headers, and those the host
+    found in its arguments and URL)."""
+    return (*spec.env.values(), *spec.headers.values(), *spec.secrets)
 
 
 @contextlib.asynccontextmanager
