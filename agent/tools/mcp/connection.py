@@ -46,6 +46,9 @@ ConnectionState = Literal["starting", "ready", "reconnecting", "closed"]
 HTTP_RECONNECT_BACKOFF = doubling(0.5, 2.0)
 """Pauses between reconnects to an HTTP server after the first (immediate) one: a refused
 connection costs nothing, so a server that listens again is back within seconds."""
+STABLE_CONNECTION_SECONDS = 10.0
+"""A connection that lasted this long ended a new outage; a shorter one (a server that lists
+its tools and crashes) keeps the backoff growing instead of restarting it in a tight loop."""
 STDIO_RECONNECT_BACKOFF = doubling(0.5, 30.0)
 """Pauses between restarts of a stdio server after the first (immediate) one: each starts a
 process, so a server that keeps failing is tried twice a minute at most."""
@@ -184,11 +187,13 @@ class McpConnection:
         failures = 0
         while True:
             self._watch = watch = TransportWatch()
-            connections = self.connections
+            connections, started = self.connections, asyncio.get_running_loop().time()
             try:
                 await self._connect_and_serve(watch)
             except Exception as exc:  # any failure of the server: log, retry; never give up
-                failures = 0 if self.connections > connections else failures
+                lasted = asyncio.get_running_loop().time() - started
+                if self.connections > connections and lasted >= STABLE_CONNECTION_SECONDS:
+                    failures = 0  # a new outage: the first reconnect is immediate again
                 failures += 1
                 self._failed = watch
                 self._note_failure(watch.cause or _cause(exc), failures)
