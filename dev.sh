@@ -91,6 +91,37 @@ ensure_espeak() {
   fi
 }
 
+MCP_SERVERS=.mcp-servers
+MCP_PINS=tests/fixtures/mcp_servers/reference
+
+ensure_mcp_servers() {
+  # The MCP integration tests run real third-party servers, pinned in $MCP_PINS: server-everything
+  # from npm (node_modules under $MCP_SERVERS) and the PyPI reference servers (a venv of their
+  # own, $MCP_SERVERS/py, so their `mcp` never meets ours). Both are ignored by git; nothing is
+  # downloaded when the tests or the daemon run.
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+      echo "installing Node.js for the MCP server tests (apt-get)..."
+      apt-get update -qq >/dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+    else
+      echo "warning: node/npm not found; install 'nodejs npm' for the MCP server tests" >&2
+      return
+    fi
+  fi
+  local stamp="$MCP_SERVERS/.installed" wanted
+  wanted=$(cat "$MCP_PINS/package.json" "$MCP_PINS/package-lock.json" "$MCP_PINS/requirements.txt" | cksum)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+    echo "installing the pinned MCP servers for the tests into $MCP_SERVERS..."
+    mkdir -p "$MCP_SERVERS"
+    cp "$MCP_PINS/package.json" "$MCP_PINS/package-lock.json" "$MCP_SERVERS/"
+    (cd "$MCP_SERVERS" && npm ci --silent --no-audit --no-fund)
+    [ -x "$MCP_SERVERS/py/bin/python" ] || "$PY" -m venv "$MCP_SERVERS/py"
+    "$MCP_SERVERS/py/bin/python" -m pip install --quiet -r "$MCP_PINS/requirements.txt"
+    echo "$wanted" >"$stamp"
+  fi
+}
+
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 
 case "${1:-}" in
@@ -105,6 +136,7 @@ case "${1:-}" in
     ensure_postgres
     ensure_chromium
     ensure_espeak
+    ensure_mcp_servers
     shift
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .

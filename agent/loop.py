@@ -33,7 +33,7 @@ from agent.tools.approvals import (
     ToolCallPreview,
     refusal_result,
 )
-from agent.tools.call_log import ToolCallLog, refusal_outcome
+from agent.tools.call_log import ToolCallLog, refusal_outcome, result_outcome
 from agent.tools.registry import ToolContent, ToolRegistry, parse_arguments
 from agent.types import (
     CompactionResult,
@@ -427,7 +427,12 @@ def compaction_attributes(compaction: CompactionResult) -> dict[str, AttributeVa
 
 
 def _tool_message(call_id: str, name: str, content: ToolContent) -> Message:
-    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+    """A tool's result as a message; an error result carries ``is_error`` (the provider's
+    error flag, e.g. Anthropic's ``tool_result.is_error``; stored with the message)."""
+    message: Message = {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+    if result_outcome(content) == "error":
+        message["is_error"] = True
+    return message
 
 
 def _is_empty(response: ModelResponse) -> bool:

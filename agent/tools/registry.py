@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agent.tools.tool_schemas import tool_problem
+
 log = logging.getLogger(__name__)
 
 ToolContent = str | list[dict[str, Any]]
@@ -68,6 +70,8 @@ class ToolRegistry:
         """Where results too large for the context go (None: they are cut, the rest lost)."""
         self._tools: dict[str, Tool] = {}
         self._providers: list[ToolProvider] = []
+        self._refused: dict[str, str] = {}
+        """Tools left out of requests, with why (each warned about once)."""
         for tool in tools or []:
             self.add(tool)
 
@@ -114,9 +118,21 @@ class ToolRegistry:
             )
 
     def schemas(self) -> list[dict[str, Any]]:
-        """Tool schemas in a stable order (a stable tool list keeps the prompt cache warm)."""
+        """Tool schemas in a stable order (a stable tool list keeps the prompt cache warm).
+
+        The request is checked here, where it is built: a tool no provider would take is left
+        out (one warning per tool), so no tool can make the request invalid."""
         tools = self._all()
-        return [tools[name].schema() for name in sorted(tools)]
+        schemas = []
+        for name in sorted(tools):
+            schema = tools[name].schema()
+            problem = tool_problem(schema)
+            if problem is None:
+                schemas.append(schema)
+            elif self._refused.get(name) != problem:
+                self._refused[name] = problem
+                log.warning("tool %r left out of the request: %s", name, problem)
+        return schemas
 
     def names(self) -> list[str]:
         return sorted(self._all())

@@ -69,9 +69,21 @@ class TerminalInput:
         return answer
 
 
-async def _read_script_line(stream: TextIO) -> str | None:
-    line = await asyncio.to_thread(stream.readline)
-    return line if line else None
+class ScriptLines:
+    """A script's input lines, read one at a time in a thread. A read abandoned midway (an
+    approval prompt that timed out) is not lost: the line it reads is the next one given."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._pending: asyncio.Future[str] | None = None
+
+    async def next(self) -> str | None:
+        """The next line (with its newline); None at the end of input."""
+        if self._pending is None:
+            self._pending = asyncio.ensure_future(asyncio.to_thread(self._stream.readline))
+        line = await asyncio.shield(self._pending)
+        self._pending = None
+        return line if line else None
 
 
 async def _interruptible_turn(
@@ -139,9 +151,10 @@ async def run_chat(
             "Ctrl-D quits.",
             file=out,
         )
-    approvals = _approvals(app, session_name, stream, out, terminal)
+    script = ScriptLines(stream)
+    approvals = _approvals(app, session_name, script, out, terminal)
     while True:
-        line = await (terminal.read() if terminal else _read_script_line(stream))
+        line = await (terminal.read() if terminal else script.next())
         if line is None:
             return 0
         text = line.rstrip("\n")
@@ -173,13 +186,13 @@ async def run_chat(
 
 
 def _approvals(
-    app: App, session_name: str, stream: TextIO, out: TextIO, terminal: TerminalInput | None
+    app: App, session_name: str, script: ScriptLines, out: TextIO, terminal: TerminalInput | None
 ) -> TerminalApprovals:
     """The chat's ``y/n/a`` prompt: at the terminal, or the script's next line."""
 
     async def scripted(question: str) -> str | None:
         print(question, end="", file=out, flush=True)
-        answer = await _read_script_line(stream)
+        answer = await script.next()
         print((answer or "").rstrip("\n"), file=out, flush=True)  # as a terminal echoes it
         return answer
 

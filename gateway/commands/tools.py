@@ -3,43 +3,43 @@ the server's state and which tools ask for the user's approval before each call.
 
 from __future__ import annotations
 
+from agent.tools.mcp import McpToolProvider
 from gateway.commands.registry import CommandContext, CommandSpec
-from gateway.sessions.mcp_servers import server_state
-from gateway.settings.mcp import McpServerSettings
+from gateway.sessions.mcp_servers import server_state, server_warnings
 
 NO_TOOLS_TEXT = "No tools are offered in this chat."
 ASKS = " (asks first)"
 
 
-def _asks(settings: McpServerSettings | None, tool: str) -> bool:
-    return settings is not None and ("*" in settings.ask or tool in settings.ask)
-
-
 async def tools_command(ctx: CommandContext) -> str:
-    """List the session's tools: those of the request the model gets next."""
+    """List the session's tools: those of the request the model gets next, and each server's
+    tools left out (a schema no provider takes) or config entries naming no tool."""
     runtime = await ctx.sessions.get(ctx.address)
     services = ctx.sessions.services
     offered = runtime.loop.tools.names()
     if not offered:
         return NO_TOOLS_TEXT
-    servers = {p.name: p for p in services.tool_providers}
-    by_server: dict[str, list[str]] = {}
-    builtins: list[str] = []
-    for name in offered:
-        server, sep, tool = name.partition("__")
-        if sep and server in servers:
-            by_server.setdefault(server, []).append(tool)
-        else:
-            builtins.append(name)
+    mcp_names = {p.name: p.model_names() for p in services.tool_providers}
+    from_servers = {name for names in mcp_names.values() for name in names}
     lines = ["Tools in this chat:"]
+    builtins = [name for name in offered if name not in from_servers]
     if builtins:
         lines.append("built-in: " + ", ".join(builtins))
-    for server, tools in by_server.items():
-        settings = services.config.mcp.servers.get(server)
-        state = server_state(servers[server].connection, with_cause=ctx.is_admin)
-        listed = ", ".join(t + (ASKS if _asks(settings, t) else "") for t in tools)
-        lines.append(f"{server} ({state}): {listed}")
+    for provider in services.tool_providers:
+        names = mcp_names[provider.name]
+        tools = [names[name] for name in offered if name in names]
+        if tools:
+            lines.append(_server_line(ctx, provider, tools))
+        lines += [f"  warning: {w}" for w in server_warnings(provider)]
     return "\n".join(lines)
+
+
+def _server_line(ctx: CommandContext, provider: McpToolProvider, tools: list[str]) -> str:
+    listed = [t.name for t in provider.connection.known_tools() or []]
+    spec = provider.connection.spec
+    asks = [t + (ASKS if spec.asks(t, listed) else "") for t in tools]
+    state = server_state(provider.connection, with_cause=ctx.is_admin)
+    return f"{provider.name} ({state}): {', '.join(asks)}"
 
 
 TOOLS_COMMAND = CommandSpec(

@@ -32,6 +32,8 @@ SECRET_HINTS = ("token", "key", "secret", "password")
 """A key containing one of these holds a secret (unless it ends in ``_env``)."""
 SECRET_FLAG = re.compile(r"^--?[\w-]*(token|key|secret|password|auth|credential)[\w-]*", re.I)
 """A command-line flag whose value is a secret (``--api-key``, ``-token``, ``--auth``)."""
+URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"']+")
+"""A URL inside an argument (a connection string may carry a password)."""
 SECRET_QUERY = re.compile(r"token|key|secret|password|auth|sig", re.I)
 """A URL query parameter holding a secret (``?api_key=...``, ``&sig=...``)."""
 
@@ -70,9 +72,14 @@ def mask_args(args: list[Any], found: set[str] | None = None) -> list[Any]:
             _note(found, value)
             masked.append(f"{flag}={MASK}")
         else:
-            masked.append(arg)
+            masked.append(_urls_masked(text, found) if URL_IN_TEXT.search(text) else arg)
             hide_next = bool(SECRET_FLAG.match(text))
     return masked
+
+
+def _urls_masked(text: str, found: set[str] | None) -> str:
+    """``text`` with every URL in it (``--db=postgresql://user:pw@host/db``) masked."""
+    return URL_IN_TEXT.sub(lambda match: mask_url_secrets(match.group(0), found), text)
 
 
 def mask_url_secrets(url: str, found: set[str] | None = None) -> str:

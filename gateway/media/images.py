@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from PIL import Image, UnidentifiedImageError
 
 from agent.attachments import IMAGE_MIME_TYPES
+from gateway.media.png_chunks import without_bad_ancillary_chunks
 
 FORMAT_MIME = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WEBP": "image/webp"}
 """Pillow's format names for the image types the API accepts."""
@@ -39,7 +40,18 @@ class PreparedImage:
 
 def prepare_image(data: bytes, *, max_edge: int, max_bytes: int) -> PreparedImage:
     """``data`` as an image within ``max_edge`` px and ``max_bytes``; raises
-    :class:`UnreadableImage`."""
+    :class:`UnreadableImage`. A PNG whose only fault is a bad checksum in an ancillary chunk
+    (as browsers and the API take it) is read without that chunk."""
+    try:
+        return _prepared(data, max_edge, max_bytes)
+    except UnreadableImage:
+        repaired = without_bad_ancillary_chunks(data)
+        if repaired is None:
+            raise
+        return _prepared(repaired, max_edge, max_bytes)
+
+
+def _prepared(data: bytes, max_edge: int, max_bytes: int) -> PreparedImage:
     try:
         with Image.open(io.BytesIO(data)) as image:
             if image.width * image.height > MAX_DECODED_PIXELS:

@@ -17,6 +17,9 @@ TABLE_COLUMNS = (
     f"{'calls':>6} {'errors':>6} {'refused':>7} {'cancel':>6} {'total s':>9} {'longest s':>9}"
 )
 
+NAME_COLUMN_CHARS = 28
+"""The tool column's least width; longer names (MCP tools run to 64) widen it for every row."""
+
 
 def duration(seconds: float) -> str:
     """``35 ms`` below a second, else ``2.50 s``."""
@@ -79,11 +82,12 @@ def tool_calls_text(
 def tool_calls_table(stats: Sequence[ToolCallStats]) -> list[str]:
     """Every row, for the terminal (``user  tool`` when summed per user)."""
     first = "user  tool" if any(s.user is not None for s in stats) else "tool"
-    lines = [f"{first:<28} {TABLE_COLUMNS}"]
-    for s in stats:
-        name = f"{s.user}  {s.tool}" if s.user is not None else s.tool
+    names = [f"{s.user}  {s.tool}" if s.user is not None else s.tool for s in stats]
+    width = max([NAME_COLUMN_CHARS, *(len(name) for name in names)])
+    lines = [f"{first:<{width}} {TABLE_COLUMNS}"]
+    for s, name in zip(stats, names, strict=True):
         lines.append(
-            f"{name:<28} {s.calls:>6} {s.errors:>6} {s.refused:>7} {s.cancelled:>6} "
+            f"{name:<{width}} {s.calls:>6} {s.errors:>6} {s.refused:>7} {s.cancelled:>6} "
             f"{s.run_seconds:>9.3f} {s.longest_seconds:>9.3f}"
         )
     return lines

@@ -26,6 +26,9 @@ QUIET_LIBRARIES = (
 )
 """Libraries logged at WARNING or above whatever the level: at DEBUG they log request bodies
 and SQL parameters, so users' words."""
+SDK_ASKS_FOR_DEBUG = ("mcp",)
+"""Libraries at WARNING unless ``logging.level`` is DEBUG: the MCP SDK logs tool arguments and
+results at DEBUG and session ids at INFO, which only someone debugging a server should see."""
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -87,4 +90,7 @@ def configure_logging(config: Config) -> None:
         root.addHandler(rotating)
     for noisy in QUIET_LIBRARIES:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.root.level))
+    sdk_level = logging.DEBUG if settings.level == "DEBUG" else logging.WARNING
+    for sdk in SDK_ASKS_FOR_DEBUG:
+        logging.getLogger(sdk).setLevel(sdk_level)
     install_log_sanitizer(config)

@@ -21,6 +21,7 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEADER_VARIABLE = re.compile(r"\$\{([^}]*)\}")
 """``${VAR}`` in a header value: filled from the environment, never from the file."""
 DEFAULT_CALL_TIMEOUT_SECONDS = 60.0
+DEFAULT_STARTUP_TIMEOUT_SECONDS = 30.0
 DEFAULT_APPROVAL_TIMEOUT_SECONDS = 600.0
 
 
@@ -37,6 +38,10 @@ class McpServerSettings(Section):
     timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = (
         DEFAULT_CALL_TIMEOUT_SECONDS
     )
+    startup_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = (
+        DEFAULT_STARTUP_TIMEOUT_SECONDS
+    )
+    """Time to start, shake hands and list the tools; past it the attempt failed."""
     tools: list[str] | None = None
     """The server's tools offered to the model (None: all of them)."""
     ask: list[str] = Field(default_factory=list)
@@ -93,6 +98,11 @@ class McpSettings(Section):
             for name in servers:
                 if not isinstance(name, str) or not SERVER_NAME.fullmatch(name):
                     raise ValueError(f"server name {name!r} must match [a-z0-9_]+")
+                if "__" in name:
+                    raise ValueError(
+                        f"server name {name!r} must not contain '__' "
+                        "(it separates the server from the tool in tool names)"
+                    )
         return servers
 
 

@@ -18,7 +18,12 @@ tool_outputs_table = cast(Table, ToolOutputRow.__table__)
 
 
 def _info(tool: dict[str, Any]) -> McpToolInfo:
-    return McpToolInfo(tool["name"], tool.get("description", ""), tool.get("input_schema", {}))
+    return McpToolInfo(
+        tool["name"],
+        tool.get("description", ""),
+        tool.get("input_schema", {}),
+        tool.get("model_name", ""),
+    )
 
 
 class McpToolListQueries(RepositoryBase):
@@ -35,7 +40,12 @@ class McpToolListQueries(RepositoryBase):
         values = {
             "server": server,
             "tools": [
-                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                    "model_name": t.model_name,
+                }
                 for t in tools
             ],
             "updated_at": utcnow(),

@@ -19,6 +19,7 @@ LITERALS = {
     "url query": "url-query-SECRET-444",
     "flag value": "flag-value-SECRET-333",
     "flag=value": "flag-equals-SECRET-222",
+    "url in an argument": "arg-url-password-SECRET-111",
 }
 """Secrets written into the file itself (against the advice): masked by their place."""
 
@@ -42,6 +43,7 @@ def secret_config(tmp_path, base_url: str):
             "--api-key",
             LITERALS["flag value"],
             f"--token={LITERALS['flag=value']}",
+            f"postgresql://app:{LITERALS['url in an argument']}@db.internal/app",
             NOTES_TOKEN,  # a configured secret's value where nothing marks it as one
         ],
         "env": ["NOTES_TOKEN"],
@@ -84,7 +86,15 @@ async def test_config_check_masks_every_mcp_and_web_secret(tmp_path, emulator, m
         "admins",
     )
     assert notes["command"] == sys.executable
-    assert notes["args"] == ["-c", "pass", "--api-key", "***", "--token=***", "***"]
+    assert notes["args"] == [
+        "-c",
+        "pass",
+        "--api-key",
+        "***",
+        "--token=***",
+        "postgresql://app:***@db.internal/app",
+        "***",
+    ]
     assert (notes["env"], notes["ask"]) == (["NOTES_TOKEN"], ["write"])
     assert shown["web"]["search"]["api_key_env"] == "BRAVE_API_KEY"
     assert shown["model"]["api_key_env"] == "HERMES_TEST_ANTHROPIC_KEY"

@@ -38,6 +38,10 @@ def test_a_stdio_and_an_http_server_with_their_defaults():
     ("servers", "message"),
     [
         ({"Files": {"command": "x"}}, "mcp.servers: server name 'Files' must match [a-z0-9_]+"),
+        (
+            {"my__files": {"command": "x"}},
+            "mcp.servers: server name 'my__files' must not contain '__'",
+        ),
         ({"files": {}}, "mcp.servers.files: give either command"),
         ({"files": {"command": "x", "url": "http://h/mcp"}}, "mcp.servers.files: give either"),
         ({"files": {"command": "x", "comand": "y"}}, "mcp.servers.files.comand: unknown key"),

@@ -115,11 +115,14 @@ def _tool_result_block(message: Message) -> Block:
         result = _content_blocks(content) or EMPTY_PLACEHOLDER
     else:
         result = str(content) if content is not None and str(content).strip() else EMPTY_PLACEHOLDER
-    return {
+    block: Block = {
         "type": "tool_result",
         "tool_use_id": message.get("tool_call_id") or "",
         "content": result,
     }
+    if message.get("is_error"):
+        block["is_error"] = True
+    return block
 
 
 def message_turn(message: Message) -> tuple[str, list[Block]]:

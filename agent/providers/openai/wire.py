@@ -47,6 +47,7 @@ def to_openai_message(message: Message) -> Message:
     attachment parts in chat-completions form; a tool result as text (chat-completions tool
     messages take no images: an image reads as its placeholder)."""
     wire = without_bookkeeping(message)
+    wire.pop("is_error", None)  # chat-completions tool messages have no error flag
     if wire.get("role") == "tool" and isinstance(wire.get("content"), list):
         wire["content"] = content_text(wire["content"])
     elif isinstance(wire.get("content"), list):

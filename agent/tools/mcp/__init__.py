@@ -2,12 +2,18 @@
 offered as ``<server>__<tool>`` with a stable order and schemas whatever the server does."""
 
 from agent.tools.mcp.connection import McpConnection, McpToolInfo
-from agent.tools.mcp.provider import McpToolProvider, SessionTools, start_servers
+from agent.tools.mcp.provider import (
+    STARTUP_WAIT_SECONDS,
+    McpToolProvider,
+    SessionTools,
+    start_servers,
+)
 from agent.tools.mcp.results import result_text
 from agent.tools.mcp.spec import McpServerSpec
 from agent.tools.mcp.tool_lists import ToolListKeeper, ToolListStore
 
 __all__ = [
+    "STARTUP_WAIT_SECONDS",
     "McpConnection",
     "McpServerSpec",
     "McpToolInfo",

@@ -2,11 +2,15 @@
 
 The SDK's client lives in anyio cancel scopes that must be exited by the task that entered them,
 so one task per server enters the client, lists the tools, serves calls handed to it through a
-queue (each answered through a future), and on any loss of the connection reconnects with a
-doubling backoff, for as long as the process runs: nothing ever parks a server. Callers never
-wait on a server that is down: a call then returns an error text at once, and a call slower than
-the server's ``timeout_seconds`` returns one in time. A caller cancelled mid-call (``/stop``)
-cancels the call in the owner task too, and the SDK tells the server (``notifications/cancelled``).
+queue (each answered through a future), and on any loss of the connection reconnects, at once
+the first time, then with a doubling backoff, for as long as the process runs: nothing ever
+parks a server. The handshake and first listing must end within ``startup_timeout_seconds``.
+Callers never wait on a server that is down: the transport's watch
+(:class:`~agent.tools.mcp.watch.TransportWatch`: a stdio process that exited, an HTTP request
+refused) ends the connection and answers the calls in flight with an error text at once, and a
+call slower than the server's ``timeout_seconds`` returns one in time. A caller cancelled
+mid-call (``/stop``) cancels the call in the owner task too, and the SDK tells the server
+(``notifications/cancelled``).
 """
 
 from __future__ import annotations
@@ -14,40 +18,51 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
-import httpx2
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.session import IncomingMessage, MessageHandlerFnT
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import Client, MCPError
+from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.types import CONNECTION_CLOSED, CallToolResult, ToolListChangedNotification
 
 from agent.retries import doubling, nth_wait
+from agent.tools.mcp.names import model_tool_name
+from agent.tools.mcp.redact import redacted
 from agent.tools.mcp.results import ERROR_PREFIX
 from agent.tools.mcp.spec import McpServerSpec, McpToolInfo
-from agent.tools.mcp.stderr import stderr_logged
+from agent.tools.mcp.stdio import spec_secrets
 from agent.tools.mcp.tool_lists import ToolListKeeper
+from agent.tools.mcp.transports import server_client
+from agent.tools.mcp.watch import TransportWatch
+from agent.tools.tool_schemas import tool_name_problem
 
 log = logging.getLogger(__name__)
 
 ConnectionState = Literal["starting", "ready", "reconnecting", "closed"]
 
-RECONNECT_BACKOFF = doubling(0.5, 60.0)
-"""Pauses between reconnects: quick after a blip, at most a minute while a server stays down."""
+HTTP_RECONNECT_BACKOFF = doubling(0.5, 2.0)
+"""Pauses between reconnects to an HTTP server after the first (immediate) one: a refused
+connection costs nothing, so a server that listens again is back within seconds."""
+STABLE_CONNECTION_SECONDS = 10.0
+"""A connection that lasted this long ended a new outage; a shorter one (a server that lists
+its tools and crashes) keeps the backoff growing instead of restarting it in a tight loop."""
+STDIO_RECONNECT_BACKOFF = doubling(0.5, 30.0)
+"""Pauses between restarts of a stdio server after the first (immediate) one: each starts a
+process, so a server that keeps failing is tried twice a minute at most."""
 HEALTH_CHECK_TIMEOUT_SECONDS = 5.0
 """After a timed-out call the server is asked for its tools (``ping`` is gone from the 2026
 protocol): no answer in this time and it is restarted."""
-HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""The SDK's own HTTP timeouts: a server may hold a response stream open for minutes."""
 
 
 class ConnectionLost(Exception):
     """The server went away under a call; the owner reconnects."""
+
+
+class HandshakeTimeout(Exception):
+    """The server did not finish the handshake and listing in ``startup_timeout_seconds``."""
 
 
 Answer = CallToolResult | str
@@ -91,10 +106,22 @@ class McpConnection:
         self._calls: asyncio.Queue[_Call] = asyncio.Queue()
         self._in_flight: set[_Call] = set()
         self._task: asyncio.Task[None] | None = None
+        self._watch = TransportWatch()
+        """The current connection attempt's findings (junk on stdout so far)."""
+        self._failed: TransportWatch | None = None
+        """The last failed attempt's findings (exit code, stderr lines); None once ready."""
 
     @property
     def name(self) -> str:
+        """The server's configured name."""
         return self.spec.name
+
+    def failure_details(self) -> list[str]:
+        """Why the server is not ready beyond :attr:`last_error`: the failed attempt's exit code
+        and last stderr lines (secrets masked); when ready, the junk it printed on stdout."""
+        if self.state != "ready" and self._failed is not None:
+            return self._failed.details()
+        return self._watch.junk_note()
 
     def known_tools(self) -> list[McpToolInfo] | None:
         """The tools of the last listing, this run or (server not listed yet) a previous one;
@@ -159,33 +186,52 @@ class McpConnection:
     async def _own(self) -> None:
         failures = 0
         while True:
+            self._watch = watch = TransportWatch()
+            connections, started = self.connections, asyncio.get_running_loop().time()
             try:
-                async with self._client() as client:
-                    await self._list_tools(client)
-                    await self.keeper.listed(self.name, self.tools or [])
-                    self.connections += 1
-                    failures = 0
-                    self.state, self.last_error = "ready", None
-                    self.listed.set()
-                    async with self._connected:
-                        self._connected.notify_all()
-                    log.info("MCP server %s ready (%d tools)", self.name, len(self.tools or []))
-                    await self._serve(client)
+                await self._connect_and_serve(watch)
             except Exception as exc:  # any failure of the server: log, retry; never give up
+                lasted = asyncio.get_running_loop().time() - started
+                if self.connections > connections and lasted >= STABLE_CONNECTION_SECONDS:
+                    failures = 0  # a new outage: the first reconnect is immediate again
                 failures += 1
-                self._note_failure(exc, failures)
+                self._failed = watch
+                self._note_failure(watch.cause or _cause(exc), failures)
             self.state = "reconnecting"
             self.listed.set()
             for request in list(self._in_flight):
                 _settle(request, self._lost_text())
             self._fail_queued(self._unavailable())
-            await asyncio.sleep(nth_wait(RECONNECT_BACKOFF, failures))
+            await asyncio.sleep(self._reconnect_wait(failures))
 
-    def _client(self) -> contextlib.AbstractAsyncContextManager[Client]:
-        spec = self.spec
-        if spec.command is not None:
-            return _stdio_client(spec, self._on_message)
-        return _http_client(spec, self._on_message)
+    def _reconnect_wait(self, failures: int) -> float:
+        """No pause after a first failure (a blip, a restart), then a doubling backoff."""
+        if failures <= 1:
+            return 0.0
+        backoff = STDIO_RECONNECT_BACKOFF if self.spec.command else HTTP_RECONNECT_BACKOFF
+        return float(nth_wait(backoff, failures - 1))
+
+    async def _connect_and_serve(self, watch: TransportWatch) -> None:
+        """Connect, list, serve calls until the connection is lost; the handshake and first
+        listing must end within ``startup_timeout_seconds`` (else :class:`HandshakeTimeout`)."""
+        timeout = self.spec.startup_timeout_seconds
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout) as handshake:
+            async with server_client(self.spec, self._on_message, watch) as client:
+                await self._list_tools(client)
+                handshake.deadline = math.inf
+                await self._ready()
+                await self._serve(client, watch)
+        if handshake.cancelled_caught:
+            raise HandshakeTimeout(f"no answer to the handshake within {timeout:g} s")
+
+    async def _ready(self) -> None:
+        await self.keeper.listed(self.name, self.tools or [])
+        self.connections += 1
+        self.state, self.last_error, self._failed = "ready", None, None
+        self.listed.set()
+        async with self._connected:
+            self._connected.notify_all()
+        log.info("MCP server %s ready (%s)", self.name, _count(len(self.tools or []), "tool"))
 
     async def _list_tools(self, client: Client) -> None:
         tools: list[McpToolInfo] = []
@@ -193,7 +239,9 @@ class McpConnection:
         while True:
             listing = await client.list_tools(cursor=cursor, cache_mode="bypass")
             tools += [
-                McpToolInfo(t.name, t.description or "", dict(t.input_schema))
+                McpToolInfo(
+                    t.name, t.description or "", dict(t.input_schema), self._model_name(t.name)
+                )
                 for t in listing.tools
             ]
             cursor = listing.next_cursor
@@ -203,6 +251,12 @@ class McpConnection:
         self.listings += 1
         async with self._connected:
             self._connected.notify_all()
+
+    def _model_name(self, tool: str) -> str:
+        """The tool's model name as kept with the server's list, else a new one."""
+        kept = {t.name: t.model_name for t in self.known_tools() or []}
+        name = kept.get(tool) or ""
+        return name if tool_name_problem(name) is None else model_tool_name(self.name, tool)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         """A server notification (pre-2026 servers send ``tools/list_changed`` this way)."""
@@ -228,17 +282,30 @@ class McpConnection:
             self._tools_changed.clear()
             await self._list_tools(client)
             await self.keeper.listed(self.name, self.tools or [])
-            log.info("MCP server %s changed its tools (%d now)", self.name, len(self.tools or []))
+            tools = _count(len(self.tools or []), "tool")
+            log.info("MCP server %s changed its tools (%s now)", self.name, tools)
 
-    async def _serve(self, client: Client) -> None:
-        """Answer calls until the connection is lost (raises :class:`ConnectionLost`)."""
+    async def _serve(self, client: Client, watch: TransportWatch) -> None:
+        """Answer calls until the connection is lost (raises :class:`ConnectionLost`), also
+        while idle: the transport's watch says when the server is gone."""
         async with anyio.create_task_group() as calls:
+            calls.start_soon(self._raise_when_lost, watch)
             calls.start_soon(self._listen_for_changes, client)
             calls.start_soon(self._relist_on_change, client)
             while True:
                 request = await self._calls.get()
                 if not request.answer.done():
                     calls.start_soon(self._answer, client, request)
+
+    async def _raise_when_lost(self, watch: TransportWatch) -> None:
+        """Once the transport knows the server is gone, answer the calls in flight at once
+        (closing the client may take a while) and end the connection."""
+        await watch.lost.wait()
+        self.state = "reconnecting"
+        self.last_error = redacted(watch.cause or "the server went away", spec_secrets(self.spec))
+        for request in list(self._in_flight):
+            _settle(request, self._lost_text())
+        raise ConnectionLost(watch.cause or "the server went away")
 
     async def _answer(self, client: Client, request: _Call) -> None:
         self._in_flight.add(request)
@@ -263,6 +330,8 @@ class McpConnection:
                 _settle(request, self._lost_text())
                 raise ConnectionLost(exc.error.message) from None
             _settle(request, f"{ERROR_PREFIX}{exc.error.message}")
+            if self.spec.url is not None:  # an HTTP server that errs: is it still there?
+                await self._check_alive(client)
             return
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             _settle(request, self._lost_text())
@@ -283,9 +352,9 @@ class McpConnection:
             "it is being restarted in the background"
         )
 
-    def _note_failure(self, exc: Exception, failures: int) -> None:
+    def _note_failure(self, cause: str, failures: int) -> None:
         """Log once per outage (the first failure), at DEBUG after that."""
-        self.last_error = _cause(exc)
+        self.last_error = redacted(cause, spec_secrets(self.spec))
         level = logging.WARNING if failures == 1 else logging.DEBUG
         verb = "could not start" if self.connections == 0 else "lost its connection"
         log.log(level, "MCP server %s %s: %s (retrying)", self.name, verb, self.last_error)
@@ -308,28 +377,6 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-@contextlib.asynccontextmanager
-async def _stdio_client(
-    spec: McpServerSpec, on_message: MessageHandlerFnT
-) -> AsyncIterator[Client]:
-    assert spec.command is not None
-    params = StdioServerParameters(
-        command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd
-    )
-    async with (
-        stderr_logged(spec.name) as errlog,
-        Client(stdio_client(params, errlog=errlog), message_handler=on_message) as client,
-    ):
-        yield client
-
-
-@contextlib.asynccontextmanager
-async def _http_client(spec: McpServerSpec, on_message: MessageHandlerFnT) -> AsyncIterator[Client]:
-    assert spec.url is not None
-    async with (
-        httpx2.AsyncClient(headers=spec.headers, timeout=HTTP_TIMEOUT) as http,
-        Client(
-            streamable_http_client(spec.url, http_client=http), message_handler=on_message
-        ) as client,
-    ):
-        yield client
+def _count(n: int, noun: str) -> str:
+    """``1 tool``, ``3 tools``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

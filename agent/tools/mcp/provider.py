@@ -10,23 +10,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.tools.mcp.connection import McpConnection, McpToolInfo
+from agent.tools.mcp.names import model_tool_name
 from agent.tools.mcp.results import ERROR_PREFIX, result_content
 from agent.tools.mcp.spec import McpServerSpec
 from agent.tools.mcp.tool_lists import ToolListKeeper
 from agent.tools.registry import Tool, ToolContent
 from agent.tools.result_images import ResultImages
+from agent.tools.tool_schemas import input_schema_problem
 
 log = logging.getLogger(__name__)
 
-TOOL_NAME_SEPARATOR = "__"
 STARTUP_WAIT_SECONDS = 3.0
 """How long start-up waits for the servers' first listing (all in parallel); a slower server
 joins when it is ready, its tools offered from then on."""
-
-
-def model_tool_name(server: str, tool: str) -> str:
-    """The name the model calls a server's tool by."""
-    return f"{server}{TOOL_NAME_SEPARATOR}{tool}"
 
 
 class McpToolProvider:
@@ -36,7 +32,9 @@ class McpToolProvider:
     def __init__(self, connection: McpConnection) -> None:
         self.connection = connection
         self._source: list[McpToolInfo] | None = None
-        self._offered: list[McpToolInfo] = []
+        self._offered: list[tuple[str, McpToolInfo]] = []
+        self.left_out: dict[str, str] = {}
+        """The server's tools no provider would take, by tool name, with why (warned once)."""
 
     @property
     def name(self) -> str:
@@ -48,22 +46,61 @@ class McpToolProvider:
         images reach the model through ``images`` (None: as placeholders)."""
         known = self.connection.known_tools()
         if known is not self._source:
-            spec = self.connection.spec
             self._source = known
-            self._offered = [info for info in known or [] if spec.offers(info.name)]
-        return [self._tool(info, images) for info in self._offered]
+            self._offered = self._offerable(known or [])
+        return [self._tool(name, info, images) for name, info in self._offered]
+
+    def model_names(self) -> dict[str, str]:
+        """The offered tools' model names, each with the server's name for the tool."""
+        self.tools()
+        return {name: info.name for name, info in self._offered}
+
+    def _offerable(self, known: Sequence[McpToolInfo]) -> list[tuple[str, McpToolInfo]]:
+        """The allowed tools with their model names; a tool whose schema a provider would
+        refuse, or whose model name another tool has, is left out with one warning."""
+        spec = self.connection.spec
+        offered: dict[str, McpToolInfo] = {}
+        for info in known:
+            if not spec.offers(info.name):
+                continue
+            name = info.model_name or model_tool_name(self.name, info.name)
+            problem = input_schema_problem(info.input_schema)
+            if problem is None and name in offered:
+                problem = f"its model name {name} is taken by {offered[name].name!r}"
+            if problem is not None:
+                self._leave_out(info.name, problem)
+                continue
+            offered[name] = info
+        self._warn_unknown_entries([info.name for info in known])
+        return list(offered.items())
+
+    def _warn_unknown_entries(self, listed: list[str]) -> None:
+        """One warning per listing for ``ask``/``tools`` entries naming no listed tool."""
+        for key, names in self.connection.spec.unknown_entries(listed).items():
+            effect = "; every call of the server asks first" if key == "ask" else ""
+            log.warning(
+                "MCP server %s: %s entries %s name no tool of the server%s",
+                self.name,
+                key,
+                ", ".join(names),
+                effect,
+            )
+
+    def _leave_out(self, tool: str, problem: str) -> None:
+        if self.left_out.get(tool) != problem:
+            log.warning("MCP server %s: tool %r left out: %s", self.name, tool, problem)
+        self.left_out[tool] = problem
 
     def for_session(self, images: ResultImages | None = None) -> SessionTools:
         """The server's tools as one session offers them (see :class:`SessionTools`), their
         images shown through ``images``."""
         return SessionTools(self, images)
 
-    def _tool(self, info: McpToolInfo, images: ResultImages | None) -> Tool:
+    def _tool(self, name: str, info: McpToolInfo, images: ResultImages | None) -> Tool:
         async def handler(args: dict[str, Any]) -> ToolContent:
             return await self._call(info.name, args, images)
 
-        name = model_tool_name(self.name, info.name)
-        ask = self.connection.spec.asks(info.name)
+        ask = self.connection.spec.asks(info.name, [t.name for t in self._source or []])
         return Tool(name, info.description, info.input_schema, handler, ask=ask)
 
     async def _call(

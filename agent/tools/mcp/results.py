@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any
 
 from mcp.types import (
@@ -30,17 +31,50 @@ from agent.tools.registry import ToolContent
 from agent.tools.result_images import ResultImages
 
 ERROR_PREFIX = "Error: "
+LEADING_ERROR_WORD = re.compile(r"^error\b[\s:]*", re.IGNORECASE)
 EMPTY_RESULT = "(the tool returned nothing)"
+MIN_BLOB_CHARS = 200
+"""A base64 string this long in structured content is data (an image), not words."""
+BASE64 = re.compile(r"[A-Za-z0-9+/\s]+={0,2}")
 
 
 def result_text(result: CallToolResult) -> str:
     """The whole result as one text for the model (an error result starts with ``Error:``)."""
     parts = [block_text(block) for block in result.content]
-    if not any(isinstance(block, TextContent) for block in result.content):
-        if result.structured_content is not None:
-            parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
+    structured = structured_text(result)
+    if structured is not None:
+        parts.append(structured)
     text = "\n".join(part for part in parts if part) or EMPTY_RESULT
-    return ERROR_PREFIX + text if result.is_error else text
+    return error_text(text) if result.is_error else text
+
+
+def error_text(text: str) -> str:
+    """``text`` as an error result: ``Error: ...`` (a server's own ``Error executing ...``
+    becomes ``Error: executing ...``, not ``Error: Error executing ...``)."""
+    if text.startswith(ERROR_PREFIX):
+        return text
+    return ERROR_PREFIX + LEADING_ERROR_WORD.sub("", text, count=1)
+
+
+def structured_text(result: CallToolResult) -> str | None:
+    """The structured content as JSON, only where no text block says it already (servers send
+    both the same data twice); base64 blobs in it are placeholders, never text."""
+    if result.structured_content is None:
+        return None
+    if any(isinstance(block, TextContent) for block in result.content):
+        return None
+    return json.dumps(_without_blobs(result.structured_content), ensure_ascii=False, indent=1)
+
+
+def _without_blobs(value: Any) -> Any:
+    """``value`` with every long base64 string (an image, a file) as a placeholder."""
+    if isinstance(value, dict):
+        return {key: _without_blobs(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_blobs(item) for item in value]
+    if isinstance(value, str) and len(value) >= MIN_BLOB_CHARS and BASE64.fullmatch(value):
+        return f"[base64 data, {_decoded_size(value)} bytes, not shown]"
+    return value
 
 
 def result_content(result: CallToolResult, images: ResultImages | None = None) -> ToolContent:
@@ -52,10 +86,9 @@ def result_content(result: CallToolResult, images: ResultImages | None = None) -
     parts = [_part(block, images) for block in result.content]
     if all(part.get("type") == "text" for part in parts):  # no image could be read
         return result_text(result)
-    if not any(isinstance(block, TextContent) for block in result.content):
-        if result.structured_content is not None:
-            structured = json.dumps(result.structured_content, ensure_ascii=False, indent=1)
-            parts.append(_text_part(structured))
+    structured = structured_text(result)
+    if structured is not None:
+        parts.append(_text_part(structured))
     return [part for part in parts if part.get("type") != "text" or part.get("text")]
 
 

@@ -1,6 +1,7 @@
 """A stdio server's stderr, read line by line into a DEBUG logger instead of the daemon's own
 stderr: a chatty or failing server cannot flood the daemon's output, and what it prints (which
-may echo its arguments or secrets) never reaches INFO."""
+may echo its arguments or secrets) never reaches INFO. Its last lines, secrets masked, are kept
+in the attempt's :class:`~agent.tools.mcp.watch.TransportWatch` to show why it failed."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import TextIO
+
+from agent.tools.mcp.redact import redacted, shortened
+from agent.tools.mcp.watch import TransportWatch
 
 STDERR_LOGGER = "agent.tools.mcp.server"
 """Parent of the per-server loggers (``agent.tools.mcp.server.<name>``)."""
@@ -17,11 +21,17 @@ DRAIN_SECONDS = 1.0
 """How long closing waits for the last lines once the server is gone."""
 MAX_LINE_BYTES = 4096
 """A longer line is logged cut (a server printing a blob must not build one huge record)."""
+KEPT_LINE_CHARS = 300
+"""A kept stderr line (shown in ``hermes mcp list``) is cut to this length."""
 
 
 @contextlib.asynccontextmanager
-async def stderr_logged(server: str) -> AsyncIterator[TextIO]:
-    """A file to give the child as its stderr; each line it writes is logged at DEBUG."""
+async def stderr_logged(
+    server: str, watch: TransportWatch, secrets: Iterable[str] = ()
+) -> AsyncIterator[TextIO]:
+    """A file to give the child as its stderr; each line it writes is logged at DEBUG and the
+    last ones kept in ``watch``, ``secrets`` masked. Close it once the child has it: the
+    reader then ends when the child exits."""
     read_fd, write_fd = os.pipe()
     writer = os.fdopen(write_fd, "w")
     stream = asyncio.StreamReader(limit=MAX_LINE_BYTES * 4)
@@ -29,7 +39,8 @@ async def stderr_logged(server: str) -> AsyncIterator[TextIO]:
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb")
     )
-    reader = asyncio.create_task(_log_lines(logging.getLogger(f"{STDERR_LOGGER}.{server}"), stream))
+    log = logging.getLogger(f"{STDERR_LOGGER}.{server}")
+    reader = asyncio.create_task(_log_lines(log, stream, watch, tuple(secrets)))
     try:
         yield writer
     finally:
@@ -40,7 +51,12 @@ async def stderr_logged(server: str) -> AsyncIterator[TextIO]:
         transport.close()
 
 
-async def _log_lines(log: logging.Logger, stream: asyncio.StreamReader) -> None:
+async def _log_lines(
+    log: logging.Logger,
+    stream: asyncio.StreamReader,
+    watch: TransportWatch,
+    secrets: tuple[str, ...],
+) -> None:
     while True:
         try:
             line = await stream.readline()
@@ -48,4 +64,7 @@ async def _log_lines(log: logging.Logger, stream: asyncio.StreamReader) -> None:
             line = await stream.read(MAX_LINE_BYTES)
         if not line:
             return
-        log.debug("%s", line[:MAX_LINE_BYTES].decode(errors="replace").rstrip())
+        text = redacted(line[:MAX_LINE_BYTES].decode(errors="replace").rstrip(), secrets)
+        if text:
+            watch.stderr_tail.append(shortened(text, KEPT_LINE_CHARS))
+        log.debug("%s", text)
