@@ -261,7 +261,9 @@ class CompactionScheduler:
         if not decision.pays:
             return None
         self._waste_tokens = 0
-        return result
+        return dataclasses.replace(
+            result, estimated_saving_usd=decision.saving_usd, estimated_cost_usd=decision.cost_usd
+        )
 
     def _requests_per_turn(self) -> float:
         """The session's mean requests per turn, from its context as it is now."""
@@ -309,10 +311,17 @@ class CompactionScheduler:
     async def before_call(self) -> CompactionTrigger | None:
         """Asked by the agent loop before each model call: a policy compaction that finished
         while the turn ran is applied first, if it still pays for the requests left (a long
-        tool loop need not wait for its end); then :meth:`compact_before_call`."""
+        tool loop need not wait for its end); below the threshold, used tool outputs are
+        cleared when that pays now (applied here, with its estimate); then
+        :meth:`compact_before_call` for the window's threshold."""
         pending = self._pending
         if pending is not None and pending.task.done():
             await self._finish(pending)
+        self.steps.observe(self.session.messages)
+        if not self.session.engine.should_compress(self.session.prompt_tokens):
+            cleared = self._step_clearing()
+            if cleared is not None:
+                await self.session.apply(cleared, refresh_prefix=False)
         trigger = self.compact_before_call()
         # The request about to go out carries the whole context (a summary changes its length:
         # what it replaced is not cached, so nothing of it counts as rewritten).
@@ -320,15 +329,12 @@ class CompactionScheduler:
         return trigger
 
     def compact_before_call(self) -> CompactionTrigger | None:
-        """Before each model call of a turn. Below the engine's threshold: ``prune`` when
-        clearing the tool outputs the model has used pays for the requests this turn is still
-        expected to make (:meth:`_step_clearing`), else None. At the threshold: ``prune`` when
-        clearing makes room (no summary needed yet), ``agent`` when a compaction cannot run
-        beside the turn (the prompt would not fit the window), else None (started beside the
-        turn)."""
-        self.steps.observe(self.session.messages)
+        """Before each model call of a turn, at the engine's threshold: ``prune`` when clearing
+        the tool outputs the model has used makes room (no summary needed yet), ``agent`` when
+        a compaction cannot run beside the turn (the prompt would not fit the window), else
+        None (nothing due, or started beside the turn)."""
         if not self.session.engine.should_compress(self.session.prompt_tokens):
-            return "prune" if self._step_clearing() is not None else None
+            return None
         if self._paying_prune(cold=False, at_threshold=True) is not None:
             return "prune"  # no model call: cleared now, the cached prefix before it kept
         return None if self.defer_for_window("agent") else "agent"

@@ -93,8 +93,22 @@ def _write_units(totals: UsageTotals, info: ModelInfo) -> float:
     return writes_5m * info.cache_write_5m_multiplier + writes_1h * info.cache_write_1h_multiplier
 
 
+CLEARING_TRIGGER = "prune"
+"""Clearings of used tool outputs: estimated too, but reads saved for a rewrite, no summary."""
+
+
 def policy_savings(compactions: Sequence[CompactionRecord]) -> PolicySavings:
-    """Sum the estimates the context policy recorded with its compactions."""
+    """Sum the estimates the context policy recorded with its cold and idle compactions."""
+    return _estimated([c for c in compactions if c.trigger != CLEARING_TRIGGER])
+
+
+def clearing_savings(compactions: Sequence[CompactionRecord]) -> PolicySavings:
+    """Sum the estimates recorded with the clearings of used tool outputs inside tool loops:
+    the reads they were expected to save against the cache they wrote again."""
+    return _estimated([c for c in compactions if c.trigger == CLEARING_TRIGGER])
+
+
+def _estimated(compactions: Sequence[CompactionRecord]) -> PolicySavings:
     estimated = [c for c in compactions if c.estimated_saving_usd is not None]
     return PolicySavings(
         compactions=len(estimated),
@@ -103,8 +117,9 @@ def policy_savings(compactions: Sequence[CompactionRecord]) -> PolicySavings:
     )
 
 
-def spend_text(costs: Spend, savings: PolicySavings) -> str:
-    """The "where the money went" lines of ``/usage``."""
+def spend_text(costs: Spend, savings: PolicySavings, clearings: PolicySavings | None = None) -> str:
+    """The "where the money went" lines of ``/usage`` (``clearings``: of used tool outputs
+    inside tool loops, when there were any)."""
     total = costs.total
     lines = ["Where the money went:"]
     for bucket, usd in costs.items():
@@ -118,6 +133,12 @@ def spend_text(costs: Spend, savings: PolicySavings) -> str:
         )
     else:
         lines.append("Context policy: no cold/idle compaction yet")
+    if clearings is not None and clearings.compactions:
+        lines.append(
+            f"Used tool outputs cleared inside tool loops: {clearings.compactions} time(s), "
+            f"estimated to save ${clearings.saving_usd:.4f} of reads for "
+            f"${clearings.cost_usd:.4f} of cache rewrites"
+        )
     return "\n".join(lines)
 
 
@@ -125,5 +146,10 @@ async def usage_report(repo: UsageReportStore, session_id: int, main: ModelInfo)
     """The full ``/usage`` text of one session."""
     groups = await repo.usage_breakdown(session_id)
     totals = sum((g.totals for g in groups), UsageTotals())
-    savings = policy_savings(await repo.list_compactions(session_id))
-    return usage_text(session_id, totals, main) + "\n" + spend_text(spend(groups, main), savings)
+    compactions = await repo.list_compactions(session_id)
+    savings, clearings = policy_savings(compactions), clearing_savings(compactions)
+    return (
+        usage_text(session_id, totals, main)
+        + "\n"
+        + spend_text(spend(groups, main), savings, clearings)
+    )

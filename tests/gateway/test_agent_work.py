@@ -162,10 +162,15 @@ async def test_used_outputs_are_cleared_inside_the_turn_when_it_pays(
         reply = await ask(gateway, telegram, "task: 30 steps of 60 lines")
         [session] = await gateway.app.repo.list_sessions(key=f"telegram:{ALICE}")
         compactions = await gateway.app.repo.list_compactions(session.id)
+        usage = await ask(gateway, telegram, "/usage")
 
     assert reply == FINISHED.format(steps=30)
     decisions = [r.getMessage() for r in caplog.records if "inside the turn" in r.getMessage()]
     paid = [d for d in decisions if ": pays: clearing" in d]
+    # Each clearing is stored with its estimate, and /usage sums them for the one who pays.
+    assert len(compactions) == len(paid)
+    assert all(c.estimated_saving_usd and c.estimated_cost_usd for c in compactions)
+    assert f"Used tool outputs cleared inside tool loops: {len(paid)} time(s)" in usage
     assert paid, decisions
     # The decision weighed the saving over the requests left against the rewrite (with the
     # margin), and the reads already paid for clearable outputs against it too.

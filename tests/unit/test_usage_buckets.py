@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agent.model_table import lookup_model
-from gateway.reports.usage import policy_savings, spend, spend_text
+from gateway.reports.usage import clearing_savings, policy_savings, spend, spend_text
 from gateway.store.records import CompactionRecord, UsageGroup, UsageTotals
 
 SONNET = lookup_model("claude-sonnet-4-5")
@@ -78,6 +78,26 @@ def test_the_policy_estimate_sums_only_its_own_compactions() -> None:
     assert savings.compactions == 2
     assert savings.saving_usd == pytest.approx(0.50)
     assert savings.net_usd == pytest.approx(0.47)
+
+
+def test_clearings_inside_tool_loops_are_summed_apart_from_the_policy_compactions() -> None:
+    compactions = [
+        compaction("cold_start", 0.40, 0.02),
+        compaction("prune", 0.05, 0.01),
+        compaction("prune", 0.03, 0.02),
+    ]
+    assert policy_savings(compactions).compactions == 1
+    clearings = clearing_savings(compactions)
+    assert clearings.compactions == 2
+    assert clearings.saving_usd == pytest.approx(0.08)
+    costs = spend([group(output_tokens=MTOK)], SONNET)
+    text = spend_text(costs, policy_savings(compactions), clearings)
+    assert "1 cold/idle compaction(s)" in text
+    assert (
+        "Used tool outputs cleared inside tool loops: 2 time(s), estimated to save $0.0800 of "
+        "reads for $0.0300 of cache rewrites"
+    ) in text
+    assert "cleared inside tool loops" not in spend_text(costs, policy_savings([]))
 
 
 def test_the_text_names_every_bucket_with_its_share_and_the_estimate() -> None:
