@@ -318,6 +318,8 @@ def cost_lines(report: BenchReport, window: int) -> list[str]:
             f"{result.summaries_without_previous}), compactions: {compactions or 'none'}; "
             f"{result.requests} requests, {result.wall_seconds:.0f} s"
         )
+        if result.run.policy == NEW and result.tool_calls:
+            lines.append(f"  {'':<10} {result.clearings.describe()}")
     return lines
 
 

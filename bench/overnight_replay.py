@@ -41,6 +41,7 @@ from gateway.config.schema import parse_config
 from gateway.runtime.app import App, open_app
 from gateway.runtime.gateway import Gateway
 from gateway.store.db import default_database_url
+from gateway.store.records import CompactionRecord
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.anthropic_records import TrafficTotals
 from sandbox.telegram_api import TelegramEmulator
@@ -75,6 +76,35 @@ class PolicyRun:
 
 
 @dataclass
+class ClearingTally:
+    """Clearings of used tool outputs inside tool loops: how many, the tokens they took out,
+    and the policy's estimates (reads saved over the requests left, the cache rewrite)."""
+
+    count: int = 0
+    cleared_tokens: int = 0
+    saving_usd: float = 0.0
+    cost_usd: float = 0.0
+
+    def add(self, compaction: CompactionRecord) -> None:
+        """Count one clearing stored with its estimate."""
+        self.count += 1
+        self.cleared_tokens += compaction.tokens_before - compaction.tokens_after
+        self.saving_usd += compaction.estimated_saving_usd or 0.0
+        self.cost_usd += compaction.estimated_cost_usd or 0.0
+
+    def describe(self) -> str:
+        """One clearing on average: tokens out, its rewrite's cost and the reads it saves."""
+        if not self.count:
+            return "no clearing inside a tool loop"
+        n = self.count
+        return (
+            f"{n} clearings inside tool loops, each ~{self.cleared_tokens // n:,} tokens out, "
+            f"~${self.cost_usd / n:.4f} of cache rewrite for ~${self.saving_usd / n:.4f} of "
+            f"reads saved (the policy's estimates)"
+        )
+
+
+@dataclass
 class ReplayResult:
     """What one replay measured and every way it fell short."""
 
@@ -101,6 +131,8 @@ class ReplayResult:
     """The emulator's own token totals per model (answered requests)."""
     compactions: Counter[str] = field(default_factory=Counter)
     """Stored compactions by ``trigger/outcome``."""
+    clearings: ClearingTally = field(default_factory=lambda: ClearingTally())
+    """The clearings inside tool loops, with what the policy expected of them."""
     compaction_waits: list[float] = field(default_factory=list)
     """Seconds to the reply, for messages during whose turn a summary was requested."""
     waits: list[float] = field(default_factory=list)
@@ -297,6 +329,8 @@ async def check_store(
             result.problems.append(f"lost: {key} stores {len(sources)} of {len(message_ids)}")
         for compaction in await repo.list_compactions(sessions[0].id):
             result.compactions[f"{compaction.trigger}/{compaction.outcome}"] += 1
+            if compaction.trigger == "prune" and compaction.estimated_cost_usd is not None:
+                result.clearings.add(compaction)
             if compaction.summary_message_id is not None:  # the summary went into the context
                 applied |= summary_references(compaction.summary or "")
     return applied
