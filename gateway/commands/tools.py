@@ -19,7 +19,7 @@ async def tools_command(ctx: CommandContext) -> str:
     """List the session's tools: those of the request the model gets next."""
     runtime = await ctx.sessions.get(ctx.address)
     services = ctx.sessions.services
-    offered = runtime.loop.tools.names()
+    offered = runtime.agent.tool_names()
     if not offered:
         return NO_TOOLS_TEXT
     servers = {p.name: p for p in services.tool_providers}

@@ -20,6 +20,7 @@ from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent.session import TurnSource
 from agent.tools.approvals import ApprovalPort
 from gateway.commands import Command, CommandContext, CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
@@ -41,10 +42,10 @@ from gateway.runtime.app import App
 from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import resume_steps
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
-from gateway.sessions.runtime import SessionAddress, TurnSource
+from gateway.sessions.runtime import SessionAddress, SessionRuntime
 from gateway.store.job_records import is_job_run, is_missed_run
 from gateway.store.ports import GatewayStore
-from gateway.store.records import InboundLink, InboundRecord
+from gateway.store.records import InboundRecord
 from gateway.users.access import Budget, RuntimeAccess
 from gateway.users.allowlist import Allowlist, UserMatcher
 
@@ -460,9 +461,9 @@ class Gateway:
                 await self.delivery.deliver(batch, [refusal])
                 return
             adapter = self.adapters[first.platform]
+            runtime = await self.app.sessions.get(address)  # the message's one lookup
             media = PreparedMedia()
             if stored_message_id is None:  # a resumed turn's content is stored already
-                runtime = await self.app.sessions.get(address)
                 media = await self.media.prepare(
                     batch, adapter.fetch_file, first.platform, runtime.model.info
                 )
@@ -472,24 +473,24 @@ class Gateway:
                     await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
                     return
         notices = [*media.notices, *([unread_attachment_notice(attached)] if attached else [])]
-        link = InboundLink(first.platform, tuple(m.platform_message_id for m in batch))
+        ids = tuple(m.platform_message_id for m in batch)
         started = time.perf_counter()
         try:
             async with (
                 live_reply(self.app.repo, adapter, batch) as live,
                 adapter.typing(DeliveryTarget.of(batch[-1]), live.streaming if live else None),
             ):
-                reply = await self.app.sessions.run_turn(
+                reply = await runtime.run_turn(
                     address,
                     media.content(merge_texts(batch)),
-                    source=TurnSource(link, stored_message_id),
+                    source=TurnSource(first.platform, ids, stored_message_id),
                     sent_at=batch_sent_at(batch),
                     observer=live,
                     approvals=self._turn_approvals(batch[-1]),
                 )
         except asyncio.CancelledError:
             if key in self._stopping_keys:
-                await self._after_user_stop(address, batch)
+                await self._after_user_stop(runtime, batch)
             raise
         notices.extend(reply.notices)
         # A reply shown live is already in the chat, above anything sent now.
@@ -521,10 +522,9 @@ class Gateway:
             return media.replies_instead(attached, self.media.readable_text())
         return [empty_message_reply(self.media.readable_text())]
 
-    async def _after_user_stop(self, address: SessionAddress, batch: list[InboundMessage]) -> None:
+    async def _after_user_stop(self, runtime: SessionRuntime, batch: list[InboundMessage]) -> None:
         """A turn cancelled by /stop: reload the context from the store, close the messages."""
-        runtime = await self.app.sessions.get(address)
-        await runtime.after_stop()
+        await runtime.agent.after_stop()
         for message in batch:
             await self.repo.mark_inbound(message.platform, message.platform_message_id, "done")
 
