@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.engines.context_engine import ContextEngine
-from agent.loop import AgentLoop, LoopSettings, missing_tool_results, unanswered_tool_calls
+from agent.loop import AgentLoop, LoopSettings
 from agent.policy.jobs import IdlePoint
 from agent.policy.scheduler import CompactionScheduler
 from agent.policy.session_clock import SENT_AT_KEY, SessionClock
@@ -31,6 +31,7 @@ from agent.session.ports import (
 from agent.session.resume import (
     STOPPED_NOTE,
     answered,
+    make_whole,
     stored_position,
     undelivered_answer,
     user_message,
@@ -116,25 +117,15 @@ class AgentSession:
         await self.session.refresh_system_prompt()  # a loaded session's cache is cold
 
     async def _ensure_consistent(self) -> None:
-        recorder = self.ports.recorder
-        if not self.context:
-            system: Message = {"role": "system", "content": self.settings.system_prompt}
-            note_stored_ids([system], await recorder.record_messages([system]))
-            self.context.append(system)
+        self._ask_again = await make_whole(
+            self.context,
+            self.ports.recorder,
+            self.settings.system_prompt,
+            self.loop.tools.needs_approval,
+        )
         first = self.context[0]
         if first.get("role") == "system":
             self._base_prompt = str(first.get("content") or "")
-        # Calls that waited for the user's approval when the run died: a resumed turn asks
-        # again (the stubs below tell the model they never ran).
-        self._ask_again = [
-            call
-            for call in unanswered_tool_calls(self.context)
-            if self.loop.tools.needs_approval(str(call.get("function", {}).get("name", "")))
-        ]
-        stubs = missing_tool_results(self.context)
-        if stubs:
-            note_stored_ids(stubs, await recorder.record_messages(stubs))
-            self.context.extend(stubs)
 
     def cache_ttl(self) -> str:
         """The tier of the session's requests now: fixed, or chosen from its message times."""

@@ -6,10 +6,13 @@ Pure functions over the context, so the session's turn reads as its steps.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from agent.loop import missing_tool_results, unanswered_tool_calls
 from agent.session.ports import TurnSource
-from agent.types import Message, MessageBookkeeping, UserContent
+from agent.session_context import TurnRecorder
+from agent.types import Message, MessageBookkeeping, UserContent, note_stored_ids
 
 log = logging.getLogger(__name__)
 
@@ -67,3 +70,29 @@ def undelivered_answer(context: Sequence[Message], stored_at: int) -> str | None
     if was_answered and last.get("role") == "assistant" and not last.get("tool_calls"):
         return str(last.get("content") or "")
     return None
+
+
+async def make_whole(
+    context: list[Message],
+    recorder: TurnRecorder,
+    system_prompt: str,
+    needs_approval: Callable[[str], bool],
+) -> list[dict[str, Any]]:
+    """Make a loaded context whole: a new session gets ``system_prompt``, and tool calls a
+    crash left without results get stubs telling the model they never ran (both stored).
+    Returns the calls among them that waited for the user's approval: the resumed turn asks
+    again."""
+    if not context:
+        system: Message = {"role": "system", "content": system_prompt}
+        note_stored_ids([system], await recorder.record_messages([system]))
+        context.append(system)
+    ask_again = [
+        call
+        for call in unanswered_tool_calls(context)
+        if needs_approval(str(call.get("function", {}).get("name", "")))
+    ]
+    stubs = missing_tool_results(context)
+    if stubs:
+        note_stored_ids(stubs, await recorder.record_messages(stubs))
+        context.extend(stubs)
+    return ask_again

@@ -16,7 +16,6 @@ import functools
 import logging
 from collections import deque
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from gateway.commands import CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
@@ -33,6 +32,7 @@ from gateway.reports.totals import health_text
 from gateway.runtime.admission import Admission
 from gateway.runtime.app import App
 from gateway.runtime.metrics import DaemonMetrics
+from gateway.runtime.resume import pending_messages
 from gateway.runtime.turns import FAILED_TEXT as FAILED_TEXT  # re-exported
 from gateway.runtime.turns import TurnRunner
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
@@ -51,18 +51,6 @@ running, a message is still unfinished there (no event says when a row changes).
 
 DEAD_LETTER_PRUNE_SECONDS = 24 * 3600.0
 """How often quarantined updates past their retention are deleted (also at each start)."""
-
-
-def _stored_message(payload: dict[str, Any] | None) -> InboundMessage | None:
-    """The message an inbound record kept, None when it kept none or one that no longer
-    reads (a payload from an incompatible version)."""
-    if not payload:
-        return None
-    try:
-        return InboundMessage.from_payload(payload)
-    except (KeyError, TypeError, ValueError) as exc:
-        log.error("a pending message could not be read back: %s", failure_summary(exc))
-        return None
 
 
 class Gateway:
@@ -243,15 +231,7 @@ class Gateway:
         for name, adapter in self.adapters.items():
             if adapter.failure is not None:
                 continue  # stopped for good (token rejected): they wait for the next start
-            for record in await self.repo.pending_inbound(name):
-                if record.reply_id is None and record.reply_platform_ids:
-                    # Answered before the crash, only the final mark was missing: never resend.
-                    await self.repo.mark_inbound(name, record.platform_message_id, "done")
-                    continue
-                message = _stored_message(record.payload)
-                if message is None:  # nothing (readable) kept to answer from
-                    await self.repo.mark_inbound(name, record.platform_message_id, "failed")
-                    continue
+            for message in await pending_messages(self.repo, name):
                 self.turns.resume(message)
                 resumed += 1
         if resumed:

@@ -50,20 +50,6 @@ OVERHEAD_SAMPLES = 10_000
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
 
-def session_address(message: InboundMessage, is_admin: bool) -> SessionAddress:
-    """The session a message belongs to, and who writes it."""
-    return SessionAddress(
-        message.session_key,
-        message.platform,
-        message.chat_id,
-        message.user_id,
-        is_group=message.is_group,
-        thread_id=message.thread_id,
-        username=message.username,
-        is_admin=is_admin,
-    )
-
-
 class TurnRunner:
     """Runs what admission let through: commands, and one agent turn per session batch."""
 
@@ -218,7 +204,7 @@ class TurnRunner:
     ) -> None:
         first = batch[0]
         is_admin = self.admission.is_admin(batch[-1])
-        address = session_address(batch[-1], is_admin)
+        address = SessionAddress.of(batch[-1], is_admin=is_admin)
         prepared = await self._prepare(batch, address, is_admin, stored_message_id)
         if prepared is None:
             return
@@ -316,7 +302,7 @@ class TurnRunner:
         is_admin = self.admission.is_admin(message)
         context = CommandContext(
             self.app.sessions,
-            session_address(message, is_admin),
+            SessionAddress.of(message, is_admin=is_admin),
             command.argument,
             is_admin,
             self.host,
