@@ -40,6 +40,7 @@ from gateway.sessions.engine_factory import build_engine
 from gateway.sessions.model_choice import SessionModel
 from gateway.sessions.recorder import StoreRecorder
 from gateway.sessions.services import AgentServices, Billing
+from gateway.store.ports import SessionHostStore
 from gateway.store.records import SessionRecord
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,8 @@ class SessionRuntime:
         admin_tools: bool = False,
     ) -> None:
         self.services = services
+        self.repo: SessionHostStore = services.repo
+        """The store as the session uses it (its narrow port)."""
         self.admin_tools = admin_tools
         """Whether the session offers admin-only tools (an admin's private chat)."""
         self.record = record
@@ -96,7 +99,7 @@ class SessionRuntime:
         self.clock = clock or SessionClock.measured_by(context, services.elapsed)
         config = services.config
         self.recorder = StoreRecorder(
-            services.repo,
+            self.repo,
             record.id,
             self.model.info,
             self.model.provider.name,
@@ -145,7 +148,7 @@ class SessionRuntime:
         memory."""
         config = self.services.config
         limit = result_limit(config.agent.max_tool_result_tokens, self.model.context_length)
-        outputs = ToolOutputs(self.services.repo, self.record.id, limit)
+        outputs = ToolOutputs(self.repo, self.record.id, limit)
         tools = build_registry(
             config.agent.tools, web=config.web.tool_settings(), clip=outputs.clip
         )
@@ -157,8 +160,8 @@ class SessionRuntime:
                 tools.add_provider(provider.for_session(images))
         if self.memory_owner is not None:
             limit = config.memory.max_chars_per_user
-            tools.add(memory_tool(self.services.repo, self.memory_owner, limit))
-            tools.add(recall_tool(self.services.repo, self.memory_owner, self.record.id))
+            tools.add(memory_tool(self.repo, self.memory_owner, limit))
+            tools.add(recall_tool(self.repo, self.memory_owner, self.record.id))
         if self.services.jobs is not None and self.job_origin is not None:
             tools.add(schedule_tool(self.services.jobs, lambda: self.job_origin))
         if tools.names() or self.services.tool_providers:  # from the first request on
@@ -182,7 +185,7 @@ class SessionRuntime:
         """The system prompt with a snapshot of the memory, as of now (for cold points)."""
         if self.memory_owner is None:
             return base_prompt
-        entries = await self.services.repo.list_memories(self.memory_owner)
+        entries = await self.repo.list_memories(self.memory_owner)
         return with_memory(base_prompt, entries)
 
     async def _keep_facts(self, facts: list[str]) -> None:
@@ -190,17 +193,17 @@ class SessionRuntime:
         if self.memory_owner is None:
             return
         limit = self.services.config.memory.max_chars_per_user
-        added = await merge_facts(self.services.repo, self.memory_owner, facts, limit)
+        added = await merge_facts(self.repo, self.memory_owner, facts, limit)
         log.debug("session %s: %d fact(s) from a compaction kept", self.session_id, len(added))
 
     async def _load_context(self) -> list[Message]:
         """The session's in-context messages as stored, their media read back."""
-        context = await self.services.repo.load_context(self.session_id)
+        context = await self.repo.load_context(self.session_id)
         hydrate_context(context, BlobStore(self.services.config.media.blob_path()))
         return context
 
     async def _save_state(self, state: dict[str, Any]) -> None:
-        await self.services.repo.update_session(self.session_id, engine_state=state)
+        await self.repo.update_session(self.session_id, engine_state=state)
 
     def _new_engine(self) -> ContextEngine:
         """A fresh engine of the session's kind (the agent loads its state into it)."""
@@ -218,7 +221,7 @@ class SessionRuntime:
         cls, services: AgentServices, address: SessionAddress, *, fresh: bool = False
     ) -> SessionRuntime:
         """Load the active session for ``address`` (or start a new one with ``fresh``)."""
-        repo = services.repo
+        repo: SessionHostStore = services.repo
         engine_name = services.config.context.engine
         make = repo.start_new_session if fresh else repo.get_or_create_session
         record = await make(

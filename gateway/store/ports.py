@@ -75,6 +75,7 @@ __all__ = [
     "McpToolListStore",
     "RecorderStore",
     "ServicesStore",
+    "SessionHostStore",
     "SessionStore",
     "TurnStore",
     "UsageReportStore",
@@ -380,17 +381,15 @@ class JobStore(Protocol):
 
 
 @runtime_checkable
-class ServicesStore(
-    SessionStore,
-    RecorderStore,
-    UsageReportStore,
-    CommandStore,
-    MemoryStore,
-    RecallStore,
-    JobStore,
-    ToolOutputStore,
-    Protocol,
+class SessionHostStore(
+    SessionStore, RecorderStore, MemoryStore, RecallStore, ToolOutputStore, Protocol
 ):
+    """The turn path: what a loaded session's host uses (:mod:`gateway.sessions.runtime`):
+    opening the session, recording its turns, its memory, recall and kept tool outputs."""
+
+
+@runtime_checkable
+class ServicesStore(SessionHostStore, UsageReportStore, CommandStore, JobStore, Protocol):
     """The store as the shared services carry it: to each session (opening it, its
     recorder, its memory) and to the commands and the ``/usage`` report, which reach it
     through them."""
