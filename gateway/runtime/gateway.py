@@ -116,14 +116,16 @@ class Gateway:
         """Who each adapter that started is connected as (``@name``)."""
         self.no_adapter_left = asyncio.Event()
         """Set when every adapter has stopped for good: the daemon has nothing left to do."""
-        board = app.services.jobs
-        self.scheduler = (
-            JobScheduler(board, self.adapters, self.turns.dispatch, self.admission.may_run_job)
-            if board is not None
-            else None
-        )
+        self.scheduler = self._job_scheduler()
         """Runs scheduled jobs as turns (None: ``jobs.enabled`` is off)."""
         self._scheduling: asyncio.Task[None] | None = None
+
+    def _job_scheduler(self) -> JobScheduler | None:
+        """Scheduled jobs' runs, admitted and dispatched as messages (None: jobs are off)."""
+        board = self.app.services.jobs
+        if board is None:
+            return None
+        return JobScheduler(board, self.adapters, self.turns.dispatch, self.admission.may_run_job)
 
     @property
     def workers(self) -> SessionWorkers[InboundMessage]:

@@ -136,6 +136,7 @@ class SessionRuntime:
 
     @property
     def session_id(self) -> int:
+        """The stored session's id."""
         return self.record.id
 
     @property
