@@ -19,20 +19,36 @@ LOCK=requirements.lock
 RUNTIME_LOCK=requirements-runtime.lock
 UV_VERSION='uv>=0.13,<0.14'
 
+SETUP_LOG="$VENV/setup.log"
+
+install() {
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet --require-hashes -r "$LOCK"
+  "$VENV/bin/python" -m pip install --quiet --no-deps -e .
+}
+
 setup() {
-  if [ ! -x "$VENV/bin/python" ]; then
-    "$PY" -m venv "$VENV"
-  fi
-  # The stamp holds a checksum of what the install was made from, so a pull or a branch switch
-  # that changes either file installs again, and nothing else does.
+  # The set-up's own output (pip's and the build backend's warnings) goes to a log, shown only
+  # when it fails: a newcomer's first `./dev.sh demo` shows the demo, not the build.
   local stamp="$VENV/.installed" wanted
   wanted=$(cat pyproject.toml "$LOCK" | cksum)
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet --require-hashes -r "$LOCK"
-    "$VENV/bin/python" -m pip install --quiet --no-deps -e .
-    echo "$wanted" >"$stamp"
+  if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
+    return
   fi
+  echo "setting up $VENV (first run, or the dependencies changed; log: $SETUP_LOG)..."
+  local log
+  log=$(mktemp)
+  if ! { [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"; } >"$log" 2>&1 \
+    || ! install >>"$log" 2>&1; then
+    cat "$log" >&2
+    echo "set-up failed (the output above is kept in ${SETUP_LOG})" >&2
+    mkdir -p "$VENV" && mv "$log" "$SETUP_LOG"
+    exit 1
+  fi
+  mv "$log" "$SETUP_LOG"
+  # The stamp holds a checksum of what the install was made from, so a pull or a branch switch
+  # that changes either file installs again, and nothing else does.
+  echo "$wanted" >"$stamp"
 }
 
 lock() {

@@ -1,4 +1,8 @@
-"""Fixtures shared by every test package: an offline environment, one PostgreSQL server."""
+"""Fixtures shared by every test package: an offline environment, one PostgreSQL server.
+
+The PostgreSQL server (and its driver, the ``postgres`` extra) is loaded only when a test asks
+for it: a checkout without the extra still collects and runs every other test.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,15 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from gateway.store.db import Store, open_store
 from gateway.store.repository import Repository
-from tests.store.pg import PostgresServer, postgres_server
+
+if TYPE_CHECKING:
+    from tests.store.pg import PostgresServer
 
 
 @pytest.fixture
@@ -31,6 +38,8 @@ def offline_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """One PostgreSQL server for the whole test run (a fresh cluster unless HERMES_TEST_PG_URL)."""
+    from tests.store.pg import postgres_server  # only where a test uses the server
+
     with postgres_server() as server:
         yield server
 

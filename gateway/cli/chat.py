@@ -110,7 +110,7 @@ async def _interruptible_turn(
         if not turn.cancelled() or (current is not None and current.cancelling()):
             raise  # this chat itself is being cancelled, not just the turn
         runtime = await app.sessions.get(address)
-        await runtime.after_stop()
+        await runtime.agent.after_stop()
         return None
     finally:
         loop.remove_signal_handler(signal.SIGINT)

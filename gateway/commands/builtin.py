@@ -40,7 +40,7 @@ async def stop_command(ctx: CommandContext) -> str:
 async def compress_command(ctx: CommandContext) -> str:
     """``/compress [focus]``: compact now, the summary focused on ``focus`` when given."""
     runtime = await ctx.sessions.get(ctx.address)
-    result = await runtime.compress(ctx.argument or None)
+    result = await runtime.agent.compress(ctx.argument or None)
     if result.outcome == "skipped":
         return f"Nothing to compact ({result.detail or 'the context is already small'})."
     text = (
@@ -71,18 +71,19 @@ async def status_command(ctx: CommandContext) -> str:
     services = ctx.sessions.services
     repo = services.repo
     compactions = await repo.list_compactions(runtime.session_id)
+    agent = runtime.agent.status()
     text = status_text(
         session_id=runtime.session_id,
         key=runtime.record.key,
         model=runtime.model.name,
-        in_context=len(runtime.context),
+        in_context=agent.in_context,
         stored=await repo.count_messages(runtime.session_id),
-        prompt_tokens=runtime.engine.last_prompt_tokens,
+        prompt_tokens=agent.prompt_tokens,
         context_length=runtime.model.context_length,
-        engine_status=runtime.engine.get_status(),
+        engine_status=agent.engine_status,
         compactions=len(compactions),
         last_compaction=last_compaction_line(compactions[-1] if compactions else None),
-        caching_line=caching_status_line(runtime.model.cache_policy, runtime.policy.ttl),
+        caching_line=caching_status_line(runtime.model.cache_policy, agent.cache_ttl),
         summary_line=services.summary_line,
     )
     if services.tool_providers:

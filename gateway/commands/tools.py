@@ -16,7 +16,7 @@ async def tools_command(ctx: CommandContext) -> str:
     tools left out (a schema no provider takes) or config entries naming no tool."""
     runtime = await ctx.sessions.get(ctx.address)
     services = ctx.sessions.services
-    offered = runtime.loop.tools.names()
+    offered = runtime.agent.tool_names()
     if not offered:
         return NO_TOOLS_TEXT
     mcp_names = {p.name: p.model_names() for p in services.tool_providers}

@@ -9,12 +9,17 @@ mix these, and new messages; :func:`resume_steps` sorts it into steps, oldest fi
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
+from gateway.messages.failures import failure_summary
 from gateway.messages.inbound import InboundMessage
+from gateway.store.ports import LifecycleStore
 from gateway.store.records import UNFINISHED_INBOUND_STATUSES, InboundRecord
+
+log = logging.getLogger(__name__)
 
 StepKind = Literal["new_turn", "resume_turn", "send_reply"]
 
@@ -58,3 +63,33 @@ def resume_steps(
                 step.user_message_id = key[1]
         step.messages.append(message)
     return list(steps.values())
+
+
+def stored_message(payload: dict[str, Any] | None) -> InboundMessage | None:
+    """The message an inbound record kept, None when it kept none or one that no longer
+    reads (a payload from an incompatible version)."""
+    if not payload:
+        return None
+    try:
+        return InboundMessage.from_payload(payload)
+    except (KeyError, TypeError, ValueError) as exc:
+        log.error("a pending message could not be read back: %s", failure_summary(exc))
+        return None
+
+
+async def pending_messages(repo: LifecycleStore, platform: str) -> list[InboundMessage]:
+    """What the last run left unanswered on ``platform``, to dispatch again. A message whose
+    reply was sent before the crash (only the final mark was missing) is closed ``done``, one
+    kept unreadable ``failed``: neither is dispatched."""
+    messages: list[InboundMessage] = []
+    for record in await repo.pending_inbound(platform):
+        if record.reply_id is None and record.reply_platform_ids:
+            # Answered before the crash, only the final mark was missing: never resend.
+            await repo.mark_inbound(platform, record.platform_message_id, "done")
+            continue
+        message = stored_message(record.payload)
+        if message is None:  # nothing (readable) kept to answer from
+            await repo.mark_inbound(platform, record.platform_message_id, "failed")
+            continue
+        messages.append(message)
+    return messages

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.engine_loader import load_context_engine
 from agent.engines.context_engine import ContextEngine, EngineContext
-from agent.policy.session_clock import SessionClock
+from agent.session import SessionClock
 from gateway.sessions.services import AgentServices, Billing
 
 

@@ -6,9 +6,10 @@ import logging
 from collections import OrderedDict
 
 from agent.reply_stream import ReplyObserver
+from agent.session import TurnSource
 from agent.tools.approvals import ApprovalPort
 from agent.types import UserContent
-from gateway.sessions.runtime import SessionAddress, SessionRuntime, TurnReply, TurnSource
+from gateway.sessions.runtime import SessionAddress, SessionRuntime, TurnReply
 from gateway.sessions.services import AgentServices
 
 log = logging.getLogger(__name__)
@@ -79,18 +80,11 @@ class SessionManager:
         observer: ReplyObserver | None = None,
         approvals: ApprovalPort | None = None,
     ) -> TurnReply:
-        """One user message through hygiene and the agent loop, billed to the address's user
-        (see SessionRuntime.run_turn; ``sent_at``: platform time; ``observer``: a live view of
-        the reply)."""
+        """One turn of the address's session, loaded if needed (``hermes chat`` and tests; the
+        gateway holds the runtime already): see :meth:`SessionRuntime.run_turn`."""
         runtime = await self.get(address)
-        runtime.note_turn_origin(address.job_origin)
         return await runtime.run_turn(
-            text,
-            source=source,
-            sent_at=sent_at,
-            user_key=address.user_key,
-            observer=observer,
-            approvals=approvals,
+            address, text, source=source, sent_at=sent_at, observer=observer, approvals=approvals
         )
 
     async def close(self) -> None:

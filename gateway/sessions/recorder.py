@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from agent.model_table import ModelInfo, cost_usd, pricing_for_call, writes_by_tier
+from agent.session import TurnSource
 from agent.tokens import cache_message_tokens
 from agent.types import CompactionResult, Message, ToolCallRecord, Usage
 from gateway.sessions.services import Billing
@@ -55,7 +56,7 @@ class StoreRecorder:
         counts = [cache_message_tokens(m) for m in messages]
         return await self.repo.append_messages(self.session_id, messages, counts)
 
-    async def record_user_message(self, message: Message, answers: InboundLink | None) -> int:
+    async def record_user_message(self, message: Message, answers: TurnSource | None) -> int:
         """Store the user message of a turn; returns its row id.
 
         ``answers`` names the inbound messages it was merged from: in the same commit they
@@ -63,12 +64,13 @@ class StoreRecorder:
         message twice (the platform id of the last one is kept on the message too).
         """
         platform_id = answers.platform_message_ids[-1] if answers else None
+        link = InboundLink(answers.platform, answers.platform_message_ids) if answers else None
         [row_id] = await self.repo.append_messages(
             self.session_id,
             [message],
             [cache_message_tokens(message)],
             platform_message_id=platform_id,
-            answers=answers,
+            answers=link,
         )
         return row_id
 

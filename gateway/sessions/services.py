@@ -12,14 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.auxiliary import AuxiliaryClient, AuxiliaryRoute
-from agent.compressor.summary_model import SummaryModelChoice, choose_summary_model
-from agent.compressor.summary_requests import SUMMARY_SDK_RETRIES
 from agent.model_table import ModelInfo, cost_usd, lookup_model, pricing_for_call, writes_by_tier
-from agent.policy.session_clock import ElapsedTime
-from agent.policy.session_policy import PolicySettings
 from agent.prompt_caching import CachePolicy, caching_status_line
 from agent.providers import build_provider
 from agent.providers.base import Provider
+from agent.session import (
+    SUMMARY_SDK_RETRIES,
+    ElapsedTime,
+    PolicySettings,
+    SessionSettings,
+    SummaryModelChoice,
+    choose_summary_model,
+)
 from agent.spans import NO_SPANS, Spans
 from agent.tools.mcp import McpToolProvider
 from agent.types import Usage
@@ -102,6 +106,19 @@ class AgentServices:
             prune_consumed=compression.enabled and compression.prune_tail == "auto",
             cache_ttl=self.config.prompt_caching.cache_ttl,
             caching_enabled=self.cache_policy.enabled,
+        )
+
+    @property
+    def session_settings(self) -> SessionSettings:
+        """What every session's agent is built with from the configuration."""
+        config = self.config
+        return SessionSettings(
+            system_prompt=config.agent.system_prompt,
+            max_tokens=config.model.max_tokens,
+            max_iterations=config.agent.max_iterations,
+            compression_enabled=config.compression.enabled,
+            policy=self.policy_settings,
+            summary_model=self.summary_model,
         )
 
     @property

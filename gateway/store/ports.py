@@ -12,7 +12,9 @@ Protocols for one consumer each:
 
 * :class:`DeliveryStore`: the deliverer (:mod:`gateway.delivery.deliverer`);
 * :class:`LiveMessageStore`: live replies (:mod:`gateway.delivery.live_reply`);
-* :class:`GatewayStore`: the runner (:class:`gateway.runtime.gateway.Gateway`);
+* :class:`AdmissionStore`, :class:`TurnStore`, :class:`LifecycleStore`: the runner's three
+  parts (:mod:`gateway.runtime.admission`, :mod:`gateway.runtime.turns`,
+  :mod:`gateway.runtime.gateway`), :class:`GatewayStore` the three together;
 * :class:`UserStore`: run-time access and budgets (:mod:`gateway.users.access`);
 * :class:`UsageReportStore`: the ``/usage`` report (:mod:`gateway.reports.usage`);
 * :class:`RecorderStore`: a session's recorder (:mod:`gateway.sessions.recorder`);
@@ -63,16 +65,21 @@ if TYPE_CHECKING:
     from gateway.store.repository_voice import SpeechTotal
 
 __all__ = [
+    "AdmissionStore",
     "ApprovalStore",
     "CommandStore",
     "DashboardStore",
     "DeliveryStore",
     "GatewayStore",
+    "InboundMarks",
+    "LifecycleStore",
     "LiveMessageStore",
     "McpToolListStore",
     "RecorderStore",
     "ServicesStore",
+    "SessionHostStore",
     "SessionStore",
+    "TurnStore",
     "UsageReportStore",
     "UserStore",
 ]
@@ -174,9 +181,22 @@ class ApprovalStore(Protocol):
 
 
 @runtime_checkable
-class GatewayStore(Protocol):
-    """Received messages kept exactly once, quarantined updates, replies to resume (the
-    runner)."""
+class InboundMarks(Protocol):
+    """The one write every part of the runner makes: a received message's new status."""
+
+    async def mark_inbound(
+        self,
+        platform: str,
+        platform_message_id: str,
+        status: str,
+        *,
+        reply_platform_ids: list[str] | None = ...,
+    ) -> None: ...
+
+
+@runtime_checkable
+class AdmissionStore(InboundMarks, Protocol):
+    """A received message recorded once, and who was refused (admission)."""
 
     async def record_inbound(
         self,
@@ -190,32 +210,40 @@ class GatewayStore(Protocol):
         payload: dict[str, Any] | None = ...,
     ) -> bool: ...
 
-    async def mark_inbound(
-        self,
-        platform: str,
-        platform_message_id: str,
-        status: str,
-        *,
-        reply_platform_ids: list[str] | None = ...,
-    ) -> None: ...
+    async def refused_users(self, platform: str) -> set[str]: ...
 
-    async def pending_inbound(self, platform: str | None = ...) -> list[InboundRecord]: ...
+
+@runtime_checkable
+class TurnStore(InboundMarks, Protocol):
+    """What a resumed batch reads back: its inbound records and a reply half sent (the turn
+    runner)."""
 
     async def inbound_records(
         self, platform: str, platform_message_ids: Sequence[str]
     ) -> dict[str, InboundRecord]: ...
 
-    async def refused_users(self, platform: str) -> set[str]: ...
+    async def get_reply(self, reply_id: int) -> ReplyRecord | None: ...
+
+
+@runtime_checkable
+class LifecycleStore(InboundMarks, Protocol):
+    """What was left pending, where catch-up starts, quarantined updates (the daemon's
+    lifecycle: start, resume, idle waits, health, housekeeping)."""
+
+    async def pending_inbound(self, platform: str | None = ...) -> list[InboundRecord]: ...
 
     async def newest_inbound_per_chat(self, platform: str) -> dict[str, str]: ...
-
-    async def get_reply(self, reply_id: int) -> ReplyRecord | None: ...
 
     async def add_dead_letter(self, letter: DeadLetter) -> bool: ...
 
     async def count_dead_letters(self, platform: str | None = ...) -> int: ...
 
     async def prune_dead_letters(self, before: datetime) -> int: ...
+
+
+@runtime_checkable
+class GatewayStore(AdmissionStore, TurnStore, LifecycleStore, Protocol):
+    """The three parts of the runner together (what the composition root hands it)."""
 
 
 @runtime_checkable
@@ -392,17 +420,16 @@ class JobStore(Protocol):
 
 
 @runtime_checkable
+class SessionHostStore(
+    SessionStore, RecorderStore, MemoryStore, RecallStore, ToolOutputStore, Protocol
+):
+    """The turn path: what a loaded session's host uses (:mod:`gateway.sessions.runtime`):
+    opening the session, recording its turns, its memory, recall and kept tool outputs."""
+
+
+@runtime_checkable
 class ServicesStore(
-    SessionStore,
-    RecorderStore,
-    UsageReportStore,
-    CommandStore,
-    MemoryStore,
-    RecallStore,
-    JobStore,
-    ToolOutputStore,
-    VoiceStore,
-    Protocol,
+    SessionHostStore, UsageReportStore, CommandStore, JobStore, VoiceStore, Protocol
 ):
     """The store as the shared services carry it: to each session (opening it, its
     recorder, its memory) and to the commands and the ``/usage`` report, which reach it

@@ -54,9 +54,9 @@ async def test_telegram_message_date_is_stored_as_its_time_and_is_the_session_cl
     assert all(r.sent_at is None for r in records if r.role != "user")
     assert reloaded.clock.newest == PLATFORM_TIME
     # The compressor's cooldown runs on the session's clock too, not on the wall clock.
-    assert isinstance(reloaded.engine, ContextCompressor)
-    reloaded.engine.restore_state({"cooldown_until": PLATFORM_TIME + 600})
-    assert 500 < reloaded.engine.cooldown_remaining() <= 600
+    assert isinstance(reloaded.agent.engine, ContextCompressor)
+    reloaded.agent.engine.restore_state({"cooldown_until": PLATFORM_TIME + 600})
+    assert 500 < reloaded.agent.engine.cooldown_remaining() <= 600
 
 
 async def test_discord_message_creation_time_is_stored_as_its_time(

@@ -51,18 +51,18 @@ async def test_a_session_left_alone_is_compacted_in_the_background_as_a_replay_w
         runtime = await replay(app, FIRST_VISIT)
         full = chat_requests(anthropic)[-1].prompt_tokens
         chats = len(chat_requests(anthropic))
-        point = runtime.compactions.idle_point
+        point = runtime.agent.compactions.idle_point
         assert point is not None and point.at > LAST_SENT + TTL
         assert await compactions(app) == []
         await elapsed.advance(PAST_THE_IDLE_POINT)
-        await idle_started(runtime.compactions)
+        await idle_started(runtime.agent.compactions)
         async with asyncio.timeout(WAIT):
-            await runtime.compactions.settled()
+            await runtime.agent.compactions.settled()
         # Applied while nobody was talking: no chat request, the context now has a summary.
         assert [c.trigger for c in await compactions(app)] == ["idle"]
         assert len(chat_requests(anthropic)) == chats
         assert any(is_summary_message(m) for m in runtime.context)
-        reply = await runtime.run_turn(BACK[1], sent_at=BACK[0])
+        reply = await runtime.agent.run_turn(BACK[1], sent_at=BACK[0])
         live = compaction_shapes(await compactions(app))
     assert reply.policy is None, "the message found the context compacted already"
     assert len(live) == 1 and len(summary_requests(anthropic)) == 1
@@ -82,18 +82,18 @@ async def test_a_message_during_a_slow_idle_summary_does_not_wait_for_it(
         runtime = await replay(app, FIRST_VISIT)
         anthropic.inject_fault("slow", delay=10.0, contains=SUMMARY_PHRASE)
         await elapsed.advance(PAST_THE_IDLE_POINT)
-        await idle_started(runtime.compactions)
-        reply = await runtime.run_turn(BACK[1], sent_at=BACK[0])
-        pending = runtime.compactions.pending
+        await idle_started(runtime.agent.compactions)
+        reply = await runtime.agent.run_turn(BACK[1], sent_at=BACK[0])
+        pending = runtime.agent.compactions.pending
         # Answered on the full context while the summary was still being written.
         assert reply.policy is None and reply.text
         assert pending is not None and pending.call.trigger == "idle"
         assert not pending.task.done()
         full = chat_requests(anthropic)[-1].prompt_tokens
         async with asyncio.timeout(WAIT):
-            await runtime.compactions.settled()
+            await runtime.agent.compactions.settled()
         records = await compactions(app)
-        await runtime.run_turn("and fact #4?", sent_at=BACK[0] + MINUTE)
+        await runtime.agent.run_turn("and fact #4?", sent_at=BACK[0] + MINUTE)
     assert [c.trigger for c in records] == ["idle"]
     assert chat_requests(anthropic)[-1].prompt_tokens < full / 3
     assert "what was fact #3" in str(runtime.context[-4]["content"])
@@ -108,16 +108,16 @@ async def test_an_idle_compaction_is_dropped_when_the_context_changed_meanwhile(
         runtime = await replay(app, FIRST_VISIT)
         anthropic.inject_fault("slow", delay=3.0, contains=SUMMARY_PHRASE)
         await elapsed.advance(PAST_THE_IDLE_POINT)
-        await idle_started(runtime.compactions)
+        await idle_started(runtime.agent.compactions)
         # /compress billing while the idle summary is being written
-        manual = await runtime.compress("billing")
+        manual = await runtime.agent.compress("billing")
         async with asyncio.timeout(WAIT):
-            await runtime.compactions.settled()
+            await runtime.agent.compactions.settled()
         records = await compactions(app)
         context = list(runtime.context)
     assert manual.outcome == "summarized", manual.detail
     assert [c.trigger for c in records] == ["manual"]
-    assert runtime.compactions.log.dropped == ["the context changed meanwhile"]
+    assert runtime.agent.compactions.log.dropped == ["the context changed meanwhile"]
     assert len(summary_requests(anthropic)) == 2
     assert sum(is_summary_message(m) for m in context) == 1
 
@@ -130,15 +130,15 @@ async def test_a_message_sent_before_the_idle_point_drops_an_idle_compaction_sta
         runtime = await replay(app, FIRST_VISIT)
         anthropic.inject_fault("slow", delay=3.0, contains=SUMMARY_PHRASE)
         await elapsed.advance(PAST_THE_IDLE_POINT)
-        await idle_started(runtime.compactions)
+        await idle_started(runtime.agent.compactions)
         # Sent four minutes after the last one (inside the TTL) but delivered late.
-        late = await runtime.run_turn("one more thing", sent_at=LAST_SENT + 4 * MINUTE)
+        late = await runtime.agent.run_turn("one more thing", sent_at=LAST_SENT + 4 * MINUTE)
         async with asyncio.timeout(WAIT):
-            await runtime.compactions.settled()
+            await runtime.agent.compactions.settled()
         records = await compactions(app)
     assert late.text and late.policy is None
     assert records == []
-    assert runtime.compactions.log.dropped == ["a message from before the idle point"]
+    assert runtime.agent.compactions.log.dropped == ["a message from before the idle point"]
     assert not any(is_summary_message(m) for m in runtime.context)
 
 
@@ -148,7 +148,7 @@ async def test_with_idle_off_no_timer_runs_and_the_next_message_compacts_at_cold
     elapsed = SteppedTime()
     async with policy_app(elapsed=elapsed, idle="off") as app:
         runtime = await replay(app, FIRST_VISIT)
-        assert runtime.compactions.idle_point is None
+        assert runtime.agent.compactions.idle_point is None
         await elapsed.advance(PAST_THE_IDLE_POINT)
         assert summary_requests(anthropic) == []
         await app.sessions.run_turn(ADDRESS, BACK[1], sent_at=BACK[0])

@@ -123,16 +123,18 @@ async def test_a_slow_summary_never_holds_up_the_message_and_is_applied_after_it
         await replay(app, visit(START, 40))
         anthropic.inject_fault("slow", delay=10.0, contains=SUMMARY_PHRASE)
         runtime = await app.sessions.get(ADDRESS)
-        reply = await runtime.run_turn("back again: what was fact #3?", sent_at=START + 2 * DAY)
-        pending = runtime.compactions.pending
+        reply = await runtime.agent.run_turn(
+            "back again: what was fact #3?", sent_at=START + 2 * DAY
+        )
+        pending = runtime.agent.compactions.pending
         # The turn was answered on the full context while the summary was still being written.
         assert reply.policy is None
         assert pending is not None and not pending.task.done()
         full = chat_requests(anthropic)[-1].prompt_tokens
         async with asyncio.timeout(WAIT):
-            await runtime.compactions.settled()
+            await runtime.agent.compactions.settled()
         records = await compactions(app)
-        await runtime.run_turn("and fact #4?", sent_at=START + 2 * DAY + MINUTE)
+        await runtime.agent.run_turn("and fact #4?", sent_at=START + 2 * DAY + MINUTE)
     assert [c.trigger for c in records] == ["cold_start"]
     assert chat_requests(anthropic)[-1].prompt_tokens < full / 3
     assert "what was fact #3" in str(runtime.context[-4]["content"])

@@ -28,7 +28,7 @@ async def _turns_until_a_compaction_starts(app, transcript) -> SessionRuntime:
     for sent_at, text in transcript:
         await app.sessions.run_turn(ADDRESS, text, sent_at=sent_at)
         runtime = await app.sessions.get(ADDRESS)
-        if runtime.compactions.pending is not None:
+        if runtime.agent.compactions.pending is not None:
             return runtime
     raise AssertionError("the threshold was never reached")
 
@@ -40,7 +40,7 @@ async def test_a_slow_summary_at_the_threshold_is_applied_after_the_turn_it_did_
     transcript = visit(START, MAX_TURNS)
     async with policy_app(context_length=WINDOW, cold_start="off", idle="off") as app:
         runtime = await _turns_until_a_compaction_starts(app, transcript)
-        pending = runtime.compactions.pending
+        pending = runtime.agent.compactions.pending
         assert pending is not None and pending.trigger == "agent"
         # The turn that reached the threshold was answered while the summary was being written.
         assert not pending.task.done()
@@ -48,7 +48,7 @@ async def test_a_slow_summary_at_the_threshold_is_applied_after_the_turn_it_did_
         answered_on = chat_requests(anthropic)[-1].prompt_tokens
         assert answered_on < WINDOW
         async with asyncio.timeout(WAIT):
-            await runtime.compactions.settled()
+            await runtime.agent.compactions.settled()
         [record] = await compactions(app)
         turn = len(chat_requests(anthropic))
         sent_at, text = transcript[turn]
@@ -68,7 +68,7 @@ async def test_without_the_policy_the_threshold_compaction_still_keeps_every_req
             await app.sessions.run_turn(ADDRESS, text, sent_at=sent_at)
         runtime = await app.sessions.get(ADDRESS)
         async with asyncio.timeout(WAIT):
-            await runtime.compactions.settled()
+            await runtime.agent.compactions.settled()
         records = await compactions(app)
     assert records and {r.trigger for r in records} == {"agent"}
     assert max(r.prompt_tokens for r in chat_requests(anthropic)) < WINDOW
@@ -84,7 +84,7 @@ async def test_switched_off_the_threshold_compaction_runs_before_the_turn_it_hol
         for sent_at, text in visit(START, MAX_TURNS):
             reply = await app.sessions.run_turn(ADDRESS, text, sent_at=sent_at)
             runtime = await app.sessions.get(ADDRESS)
-            assert runtime.compactions.pending is None
+            assert runtime.agent.compactions.pending is None
             if reply.result is not None and reply.result.compactions:
                 break
         records = await compactions(app)

@@ -62,7 +62,7 @@ async def test_usage_splits_the_spend_as_the_emulator_accounted_it(tmp_path: Pat
                 emulator.clock.advance_to(sent_at)
                 await app.sessions.run_turn(ADDRESS, text, sent_at=sent_at)
             runtime = await app.sessions.get(ADDRESS)
-            await runtime.compactions.settled()
+            await runtime.agent.compactions.settled()
             text = await run_local(app.sessions, ADDRESS, Command("usage", ""))
             groups = await app.repo.usage_breakdown(runtime.session_id)
             compactions = await app.repo.list_compactions(runtime.session_id)

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import asyncpg
 import pytest
 from sqlalchemy.engine import make_url
 
@@ -48,9 +48,17 @@ class PostgresServer:
 
     admin_url: str
 
+    @staticmethod
+    async def _connect(url: str) -> Any:
+        """A connection with the PostgreSQL driver, imported here: only a test that uses a
+        server needs the ``postgres`` extra (every other test collects and runs without it)."""
+        import asyncpg
+
+        return await asyncpg.connect(PostgresServer._dsn(url))
+
     async def create_database(self, name: str) -> str:
         """Create an empty database and return its ``postgresql+asyncpg`` URL."""
-        connection = await asyncpg.connect(self._dsn(self.admin_url))
+        connection = await self._connect(self.admin_url)
         try:
             await connection.execute(f'CREATE DATABASE "{name}"')
         finally:
@@ -59,7 +67,7 @@ class PostgresServer:
 
     async def drop_database(self, name: str) -> None:
         """Drop a database made by :meth:`create_database`."""
-        connection = await asyncpg.connect(self._dsn(self.admin_url))
+        connection = await self._connect(self.admin_url)
         try:
             await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         finally:
