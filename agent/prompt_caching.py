@@ -74,7 +74,7 @@ def _with_marker(message: Message, marker: dict[str, str], native_anthropic: boo
 
     Call only for a message that :func:`_can_carry_marker` accepted on the same layout.
     """
-    marked = dict(message)
+    marked = message.copy()
     content = message.get("content")
     top_level_only = native_anthropic and message.get("role") == "tool"
     index = _last_markable_part(content) if isinstance(content, list) else None

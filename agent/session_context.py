@@ -147,7 +147,8 @@ class SessionContext:
         text = await self.system_prompt()
         if current.get("content") == text:
             return False
-        fresh: Message = {key: value for key, value in current.items() if key != "_tokens"}
+        fresh = current.copy()
+        fresh.pop("_tokens", None)
         fresh["content"] = text
         self.messages[0] = fresh
         self.rewrite_point = None  # everything is written again: no prefix to keep

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, Self, TypedDict
+from typing import Any, Literal, Self, TypedDict, cast
 
-Message = dict[str, Any]
-"""A chat-completions message: role, content (str | list[part] | None), tool_calls, tool_call_id.
-
-Beside those wire keys a message may carry the bookkeeping of :class:`MessageBookkeeping`, keys
-starting with ``_`` that never reach a provider (:func:`without_bookkeeping`).
-"""
-UserContent = str | list[dict[str, Any]]
+ContentPart = dict[str, Any]
+"""One part of a message's content (``{"type": "text", "text": ...}``, an image, a document,
+an attachment reference): the provider's wire blocks stop at the provider that converts them."""
+UserContent = str | list[ContentPart]
 """A user message's content: its text, or parts (attachments and text) in order."""
+MessageContent = str | list[ContentPart] | None
+"""What a message says: text, parts in order, or nothing (an assistant's pure tool call)."""
 
 BOOKKEEPING_PREFIX = "_"
 """Every bookkeeping key starts with it; providers drop any key that does."""
@@ -46,6 +45,30 @@ class MessageBookkeeping(TypedDict, total=False):
     crash interrupted is resumed instead of stored twice."""
 
 
+ToolCall = dict[str, Any]
+"""One tool call of an assistant message, chat-completions shaped: ``{"id", "type": "function",
+"function": {"name", "arguments"}}`` (each provider's response parser builds it)."""
+
+
+class Message(MessageBookkeeping, total=False):
+    """A chat-completions message: ``role``, ``content`` (str | list[part] | None),
+    ``tool_calls`` of an assistant, ``tool_call_id`` and ``name`` of a tool result.
+
+    Beside those wire keys it may carry the bookkeeping of :class:`MessageBookkeeping`, keys
+    starting with ``_`` that never reach a provider (:func:`without_bookkeeping`), and a
+    ``cache_control`` marker laid on a copy for one request (:mod:`agent.prompt_caching`).
+    """
+
+    role: str
+    content: MessageContent
+    tool_calls: list[ToolCall]
+    tool_call_id: str
+    name: str
+    is_error: bool
+    """A tool result that reports a failure (the provider's error flag)."""
+    cache_control: dict[str, str]
+
+
 BOOKKEEPING_KEYS: frozenset[str] = frozenset(MessageBookkeeping.__annotations__)
 """The keys of :class:`MessageBookkeeping`."""
 
@@ -66,7 +89,13 @@ def unstored(messages: Sequence[Message]) -> list[Message]:
 
 def without_bookkeeping(message: Message) -> Message:
     """A copy of the message with only its wire keys (no ``_``-prefixed key)."""
-    return {k: v for k, v in message.items() if not k.startswith(BOOKKEEPING_PREFIX)}
+    return message_of({k: v for k, v in message.items() if not k.startswith(BOOKKEEPING_PREFIX)})
+
+
+def message_of(fields: Mapping[str, object]) -> Message:
+    """``fields`` as a :class:`Message` (a copy made key by key of another message's keys, or a
+    row read back from the store): the one place a plain mapping becomes a message."""
+    return cast(Message, dict(fields))
 
 
 IMAGE_MARKER = "[image]"

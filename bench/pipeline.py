@@ -35,8 +35,8 @@ MODEL = "claude-sonnet-4-5"
 MAX_TOKENS = 4096
 
 
-def _history(size: int) -> list[dict]:
-    messages: list[dict] = [{"role": "system", "content": "You are Hermes."}]
+def _history(size: int) -> list[Message]:
+    messages: list[Message] = [{"role": "system", "content": "You are Hermes."}]
     for i in range(size - 1):
         if i % 10 == 5:
             call = {

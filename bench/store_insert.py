@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from agent.types import Message
 from gateway.store.db import default_database_url, open_store
 from gateway.store.repository import Repository
 
@@ -23,7 +24,7 @@ DEFAULT_ROWS = 10_000
 MESSAGE_TEXT = "A typical chat line of a couple of hundred characters, with unicode: ü 東京 🌍. "
 
 
-def messages(count: int) -> list[dict[str, object]]:
+def messages(count: int) -> list[Message]:
     """Alternating user and assistant messages of realistic size."""
     roles = ("user", "assistant")
     return [{"role": roles[i % 2], "content": f"{i}: {MESSAGE_TEXT * 2}"} for i in range(count)]

@@ -355,7 +355,7 @@ class ContextCompressor(ContextEngine):
     ) -> list[Message]:
         """The new context; the system prompt gets the note at the first compaction only."""
         role = layout.summary_role or "user"
-        summary = {"role": role, "content": SUMMARY_PREFIX + text, "_kind": SUMMARY_KIND}
+        summary: Message = {"role": role, "content": SUMMARY_PREFIX + text, "_kind": SUMMARY_KIND}
         return assemble_context(pruned, layout, summary, note=not self._system_note_added)
 
     def _record(

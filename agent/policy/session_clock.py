@@ -18,10 +18,11 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from agent.types import Message
 
-SENT_AT_KEY = "_sent_at"
+SENT_AT_KEY: Final = "_sent_at"
 """Bookkeeping key of a message dict holding its platform time (epoch seconds)."""
 
 Sleep = Callable[[float], Awaitable[None]]

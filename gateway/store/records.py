@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent.types import Message, MessageBookkeeping
+from agent.types import Message, MessageBookkeeping, message_of
 
 MESSAGE_KIND = "message"
 """A message as said by the user, the model or a tool."""
@@ -97,7 +97,7 @@ class MessageRecord:
         if self.tool_call_id is not None:
             message["tool_call_id"] = self.tool_call_id
         if self.extra:
-            message.update(self.extra)
+            message = message_of({**message, **self.extra})
         message.update(self.bookkeeping())
         return message
 

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from sqlalchemy import Connection, Row, Table, bindparam, func, insert, select, true, update
 
-from agent.types import CompactionResult
+from agent.types import CompactionResult, Message
 from gateway.store.records import DERIVED_KIND, SUMMARY_KIND, CompactionRecord
 from gateway.store.repository_base import NotFoundError, RepositoryBase, touch_session
 from gateway.store.repository_messages import insert_in_context, message_row_values
@@ -119,7 +119,7 @@ def _compression_count(connection: Connection, session_id: int) -> int:
     return count
 
 
-def _new_messages(result: CompactionResult) -> list[dict[str, Any]]:
+def _new_messages(result: CompactionResult) -> list[Message]:
     return [message for message in result.messages if "_id" not in message]
 
 

@@ -178,6 +178,6 @@ def without_attachments(message: Message) -> Message | None:
     ]
     if all(new is old for new, old in zip(replaced, content, strict=True)):
         return None
-    copy = {key: value for key, value in message.items() if not key.startswith("_")}
+    copy = without_bookkeeping(message)
     copy["content"] = replaced
     return copy

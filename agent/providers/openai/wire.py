@@ -48,10 +48,11 @@ def to_openai_message(message: Message) -> Message:
     messages take no images: an image reads as its placeholder)."""
     wire = without_bookkeeping(message)
     wire.pop("is_error", None)  # chat-completions tool messages have no error flag
-    if wire.get("role") == "tool" and isinstance(wire.get("content"), list):
-        wire["content"] = content_text(wire["content"])
-    elif isinstance(wire.get("content"), list):
-        wire["content"] = [_wire_part(part) for part in wire["content"]]
+    content = wire.get("content")
+    if wire.get("role") == "tool" and isinstance(content, list):
+        wire["content"] = content_text(content)
+    elif isinstance(content, list):
+        wire["content"] = [_wire_part(part) for part in content]
     if wire.get("tool_calls"):
         wire["tool_calls"] = [_wire_tool_call(call) for call in wire["tool_calls"]]
     return wire

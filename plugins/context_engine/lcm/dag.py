@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from agent.types import Message
+
 ORIGINAL_KINDS = frozenset({"message", "summary", "notice"})
 """Stored message kinds that are original material (``derived`` rows are rewritten copies)."""
 LCM_CONTEXT_PREFIX = "[lcm summaries:"
@@ -33,7 +35,7 @@ class SourceMessage:
     role: str
     tokens: int
     created_at: datetime
-    message: dict[str, Any]
+    message: Message
 
 
 @dataclass(frozen=True, slots=True)

@@ -189,7 +189,9 @@ class LcmEngine(ContextEngine):
             trigger=trigger,
             tokens_before=tokens_before,
             tokens_after=cache_messages_tokens(after),
-            summary=next((m["content"] for m in after if m.get("_kind") == "summary"), None),
+            summary=next(
+                (str(m.get("content") or "") for m in after if m.get("_kind") == "summary"), None
+            ),
             degraded=bool(degraded),
             detail=detail,
             first_compacted_id=gone[0] if gone else None,

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent.engines.toolkit.tool_output_pruning import tool_names_by_call_id
 from agent.tokens import count_text_tokens
-from agent.types import content_text
+from agent.types import Message, content_text
 
 from .assembly import node_tag
 from .config import LcmSettings
@@ -221,7 +221,7 @@ def _render_messages(sources: Sequence[SourceMessage]) -> list[str]:
     ]
 
 
-def original_text(message: dict[str, Any], tool_names: dict[str, str]) -> str:
+def original_text(message: Message, tool_names: dict[str, str]) -> str:
     """A message's full text, verbatim: content, then each tool call with its arguments."""
     lines = [content_text(message.get("content"))]
     if message.get("role") == "tool":
