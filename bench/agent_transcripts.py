@@ -9,8 +9,9 @@ from a seed:
   **one tool call per step**, then a final answer; visits are a day or more apart, and inside a
   visit the model calls come about 20 s apart (the cache stays warm: the replay keeps the clock
   at the message's time for the whole turn);
-- before each call the model writes a short note of what it does next (a sentence or two), as
-  agents do: it stays in the context, clearing never touches it;
+- before each call the model writes what it does next and the call's input (a command, an
+  edit, a new file): ~210 output tokens a step on average, heavy-tailed, as recorded sessions
+  bill; it stays in the context, clearing never touches it;
 - tool outputs in characters: median ~900, 90th percentile ~5,000, 95th ~19,000, largest
   ~30,000; many small outputs (a view of a few lines, a command's short output, an edit's
   confirmation) and a few large ones (a whole file, a long log). A mixture draws them: a
@@ -73,8 +74,13 @@ class AgentTranscriptSpec(TranscriptSpec):
     tail_min_chars: int = 15_000
     max_output_chars: int = 30_000
     min_output_chars: int = 20
-    note_tokens_median: float = 40.0
-    """The short note the model writes before each call."""
+    note_tokens_median: float = 110.0
+    note_tokens_sigma: float = 1.0
+    max_note_tokens: int = 4_000
+    """What the model writes at each step besides the call's name: a note of what it does next
+    and the call's own input (a command is short, an edit or a new file long): log-normal, mean
+    ~180 tokens, so a step's model output is ~210 tokens with the call. Recorded agent sessions
+    bill about 180-320 output tokens per request (their output cost over their requests)."""
     min_visit_gap_seconds: int = DAY_SECONDS
     user_tokens_median: float = 60.0
     user_tokens_sigma: float = 0.8
@@ -117,7 +123,8 @@ class _StepMaker:
             argument = f"grep -rn {word}_{number} src tests"
         else:
             argument = f"https://docs.example.org/{word}/page-{number}"
-        note = max(8, round(rng.lognormvariate(math.log(spec.note_tokens_median), 0.6)))
+        drawn_note = rng.lognormvariate(math.log(spec.note_tokens_median), spec.note_tokens_sigma)
+        note = max(8, min(spec.max_note_tokens, round(drawn_note)))
         return ToolCall(tool, argument, tokens, note_tokens=note)
 
     def steps(self) -> tuple[tuple[ToolCall, ...], ...]:
