@@ -57,7 +57,13 @@ from bench.load_driver import (
     SendingReport,
     peak_rss_mib,
 )
-from bench.load_memory import WARMUP_FRACTION, RssSampler, rss_at_warmup, rss_slope
+from bench.load_memory import (
+    WARMUP_FRACTION,
+    RssSampler,
+    cpu_ms_after_warmup,
+    rss_at_warmup,
+    rss_slope,
+)
 from gateway.config.schema import Config, parse_config
 from gateway.runtime import event_loop
 from gateway.runtime.app import open_app
@@ -116,6 +122,8 @@ class LoadResult:
     rss_slope_mb: float | None = None
     """RSS growth after the warm-up, MB per 1,000 messages (None: too few samples)."""
     rss_after_warmup_mb: float = 0.0
+    cpu_ms_after_warmup: float | None = None
+    """CPU per message after the warm-up: the steady state (no start-up imports)."""
     compactions: int = 0
     problems: list[str] = field(default_factory=list)
 
@@ -292,6 +300,7 @@ async def _measure(driver: LoadDriver, result: LoadResult) -> None:
                 await gateway.stop(grace_seconds=STOP_GRACE_SECONDS)
             result.rss_slope_mb = rss_slope(sampler.samples, result.expected)
             result.rss_after_warmup_mb = rss_at_warmup(sampler.samples, result.expected)
+            result.cpu_ms_after_warmup = cpu_ms_after_warmup(sampler.samples, result.expected)
             result.overhead_ms = list(gateway.overhead_ms)
             result.writer = replace(app.store.writer.stats)
             result.latencies_ms = sending.latencies_ms
@@ -372,6 +381,8 @@ def report(result: LoadResult) -> str:
     limit = result.rate_limit_per_second
     limit_text = f"{limit:g} requests/s" if limit else "off"
     cpu_ms = result.gateway_cpu_seconds * 1000 / max(result.answered, 1)
+    steady = result.cpu_ms_after_warmup
+    steady_text = "too few samples" if steady is None else f"{steady:.2f} ms"
     slope = result.rss_slope_mb
     slope_text = "too few samples" if slope is None else f"{slope:+.3f} MB per 1,000 messages"
     length = result.context_length
@@ -391,7 +402,8 @@ def report(result: LoadResult) -> str:
         f"  gateway overhead:      p50 {overhead[0]:.2f} ms  p95 {overhead[1]:.2f} ms "
         f"({len(result.overhead_ms)} turns)",
         f"  gateway CPU:           {cpu_ms:.2f} ms per message "
-        f"({busy:.0f}% of one core while sending)",
+        f"({busy:.0f}% of one core while sending; {steady_text} after the first "
+        f"{WARMUP_FRACTION:.0%} of messages)",
         f"  store writes:          {result.writer.jobs} in {result.writer.batches} commits "
         f"(largest {result.writer.largest_batch}, replayed {result.writer.replayed_batches})",
         f"  RSS slope:             {slope_text} (after the first "

@@ -1,10 +1,11 @@
-"""The gateway's memory over a load run: resident set size sampled against messages answered.
+"""The gateway's memory and CPU over a load run, sampled against messages answered.
 
 A daemon that keeps something per message grows in a straight line with the messages it
 handled; one that does not is flat once its caches are warm. :class:`RssSampler` reads this
 process's RSS (``/proc/self/statm``) and a count of answered messages at a fixed interval;
 :func:`rss_slope` fits a line through the samples after the warm-up and gives its slope in MB
-per 1,000 messages.
+per 1,000 messages. :func:`cpu_ms_after_warmup` is the process's CPU time per message over
+the same stretch: the steady state, without start-up work such as the model SDK's first import.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,10 +40,11 @@ def rss_bytes() -> int:
 
 @dataclass(frozen=True, slots=True)
 class RssSample:
-    """RSS after ``answered`` messages."""
+    """RSS and CPU time used so far (all threads) after ``answered`` messages."""
 
     answered: int
     rss_bytes: int
+    cpu_seconds: float = 0.0
 
 
 @dataclass
@@ -67,7 +70,7 @@ class RssSampler:
 
     def sample(self) -> None:
         """Record one sample now."""
-        self.samples.append(RssSample(self.answered(), rss_bytes()))
+        self.samples.append(RssSample(self.answered(), rss_bytes(), time.process_time()))
 
     async def _run(self) -> None:
         while True:
@@ -93,3 +96,13 @@ def rss_at_warmup(samples: list[RssSample], expected: int) -> float:
     start = expected * WARMUP_FRACTION
     after = [s for s in samples if s.answered >= start]
     return after[0].rss_bytes / BYTES_PER_MB if after else 0.0
+
+
+def cpu_ms_after_warmup(samples: list[RssSample], expected: int) -> float | None:
+    """CPU milliseconds per message answered after the warm-up (None: too few samples)."""
+    start = expected * WARMUP_FRACTION
+    after = [s for s in samples if s.answered >= start]
+    if len(after) < 2 or after[-1].answered == after[0].answered:
+        return None
+    spent = after[-1].cpu_seconds - after[0].cpu_seconds
+    return spent * 1000 / (after[-1].answered - after[0].answered)
