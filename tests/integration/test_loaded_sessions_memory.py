@@ -13,6 +13,7 @@ from gateway.runtime.app import App, open_app
 from gateway.sessions.runtime import SessionAddress
 from gateway.sessions.session_memory import (
     BYTES_PER_LOADED_MESSAGE,
+    BYTES_PER_LOADED_TOKEN,
     BYTES_PER_MB,
     loaded_context_bytes,
 )
@@ -77,5 +78,5 @@ def test_a_loaded_message_costs_its_fixed_part_plus_its_tokens() -> None:
     short = {"role": "user", "content": "hi", "_tokens": 3}
     long = {"role": "user", "content": "word " * 400, "_tokens": 401}
 
-    assert loaded_context_bytes([short]) == BYTES_PER_LOADED_MESSAGE + 3 * 11
+    assert loaded_context_bytes([short]) == BYTES_PER_LOADED_MESSAGE + 3 * BYTES_PER_LOADED_TOKEN
     assert loaded_context_bytes([short, long]) > loaded_context_bytes([short]) + 4000
