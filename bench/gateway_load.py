@@ -9,11 +9,16 @@ production. On 2 cores each process gets about one. Each chat writes like a pers
 message only after the reply to the previous one); all chats write at the same time.
 
 Prints messages/s (answered messages over the wall time of the sending phase), p50/p95 reply
-latency, the gateway's own p50/p95 overhead per turn and the peak RSS of both processes; exits 1
-when any message was not answered exactly once, or when the driver died or stopped answering.
-``--profile`` profiles the gateway process only.
+latency, the gateway's own p50/p95 overhead per turn, its CPU time per message (all threads),
+the slope of its RSS over the messages answered after the warm-up (MB per 1,000 messages, see
+:mod:`bench.load_memory`) and the peak RSS of both processes; exits 1 when any message was not
+answered exactly once, or when the driver died or stopped answering. ``--profile`` profiles the
+gateway process only. ``--context-length`` and ``--reply-tokens`` make histories reach the
+compaction threshold, so that memory is measured with every history bounded.
 
     python -m bench.gateway_load --chats 100 --messages 20
+    python -m bench.gateway_load --chats 200 --messages 100 --context-length 16000 \
+        --reply-tokens 300
     python -m bench.gateway_load --chats 100 --messages 20 --telegram-rate-limit 30
     python -m bench.gateway_load --chats 100 --messages 20 --profile /tmp/load.pstats
 """
@@ -24,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import functools
 import json
 import logging
 import os
@@ -36,8 +42,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.load_checks import check_replies, check_store
+from bench.load_checks import PLATFORM, check_replies, check_store
 from bench.load_driver import (
+    DEFAULT_REPLY_TOKENS,
     DUPLICATE_GRACE_SECONDS,
     FINAL,
     FINISH,
@@ -49,6 +56,13 @@ from bench.load_driver import (
     FinalReport,
     SendingReport,
     peak_rss_mib,
+)
+from bench.load_memory import (
+    WARMUP_FRACTION,
+    RssSampler,
+    cpu_ms_after_warmup,
+    rss_at_warmup,
+    rss_slope,
 )
 from gateway.config.schema import Config, parse_config
 from gateway.runtime import event_loop
@@ -99,9 +113,18 @@ class LoadResult:
     driver_peak_rss_mib: float = 0.0
     event_loop: str = ""
     gateway_cpu_seconds: float = 0.0
+    """CPU time of the gateway process (all its threads) while the messages were handled."""
     writer: WriterStats = field(default_factory=WriterStats)
     """The store writer's group commits, counted over the whole run."""
-    """CPU time of the gateway process (all its threads) while the messages were handled."""
+    context_length: int | None = None
+    """The model's window (None: the model table's), as ``model.context_length``."""
+    reply_tokens: int = DEFAULT_REPLY_TOKENS
+    rss_slope_mb: float | None = None
+    """RSS growth after the warm-up, MB per 1,000 messages (None: too few samples)."""
+    rss_after_warmup_mb: float = 0.0
+    cpu_ms_after_warmup: float | None = None
+    """CPU per message after the warm-up: the steady state (no start-up imports)."""
+    compactions: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -127,7 +150,9 @@ class LoadDriver:
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def running(cls, chats: int, messages: int) -> AsyncIterator[LoadDriver]:
+    async def running(
+        cls, chats: int, messages: int, reply_tokens: int = DEFAULT_REPLY_TOKENS
+    ) -> AsyncIterator[LoadDriver]:
         """Spawn the driver; on leaving, close its stdin and wait for it (killing if needed)."""
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -137,6 +162,8 @@ class LoadDriver:
             str(chats),
             "--messages",
             str(messages),
+            "--reply-tokens",
+            str(reply_tokens),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             cwd=PROJECT_ROOT,
@@ -210,15 +237,22 @@ def load_config(
     endpoints: Endpoints,
     *,
     rate_limit_per_second: float = DEFAULT_RATE_LIMIT_PER_SECOND,
+    context_length: int | None = None,
 ) -> Config:
     """A config pointing at the driver's emulators and a SQLite file under ``home``."""
+    model: dict[str, Any] = {
+        "base_url": endpoints.anthropic_base_url,
+        "api_key_env": MODEL_KEY_ENV,
+        "max_retries": 0,
+    }
+    if context_length is not None:
+        model["context_length"] = context_length
     return parse_config(
         {
-            "model": {
-                "base_url": endpoints.anthropic_base_url,
-                "api_key_env": MODEL_KEY_ENV,
-                "max_retries": 0,
-            },
+            "model": model,
+            # A compaction's notice would be a second message to the user: the checks count
+            # exactly one per message.
+            "compression": {"notify": False},
             "database": {"url": default_database_url(home)},
             "platforms": {
                 "telegram": {
@@ -244,20 +278,29 @@ async def _measure(driver: LoadDriver, result: LoadResult) -> None:
     os.environ[MODEL_KEY_ENV] = "bench-key"
     with tempfile.TemporaryDirectory(prefix="hermes-load-") as home:
         config = load_config(
-            Path(home), endpoints, rate_limit_per_second=result.rate_limit_per_second
+            Path(home),
+            endpoints,
+            rate_limit_per_second=result.rate_limit_per_second,
+            context_length=result.context_length,
         )
         async with open_app(config) as app:
             gateway = Gateway(app)
             await gateway.start()
+            sampler = RssSampler(functools.partial(_turns_handled, gateway))
             try:
                 cpu_before = time.process_time()
+                sampler.start()
                 await driver.send(GO)
                 sending = await driver.receive(
                     SENT, SendingReport.from_event, sent_timeout_seconds(result.messages_per_chat)
                 )
                 result.gateway_cpu_seconds = time.process_time() - cpu_before
             finally:
+                await sampler.stop()
                 await gateway.stop(grace_seconds=STOP_GRACE_SECONDS)
+            result.rss_slope_mb = rss_slope(sampler.samples, result.expected)
+            result.rss_after_warmup_mb = rss_at_warmup(sampler.samples, result.expected)
+            result.cpu_ms_after_warmup = cpu_ms_after_warmup(sampler.samples, result.expected)
             result.overhead_ms = list(gateway.overhead_ms)
             result.writer = replace(app.store.writer.stats)
             result.latencies_ms = sending.latencies_ms
@@ -267,6 +310,7 @@ async def _measure(driver: LoadDriver, result: LoadResult) -> None:
             await driver.send(FINISH)
             final = await driver.receive(FINAL, FinalReport.from_event, FINAL_TIMEOUT_SECONDS)
             result.model_requests = final.model_requests
+            result.compactions = final.summary_requests
             result.driver_peak_rss_mib = final.peak_rss_mib
             result.problems += check_replies(final.sent, sending.pushed, result.messages_per_chat)
             result.problems += await check_store(
@@ -278,13 +322,32 @@ async def _measure(driver: LoadDriver, result: LoadResult) -> None:
         )
 
 
+def _turns_handled(gateway: Gateway) -> int:
+    """Turns the gateway finished so far (its ``hermes_turn_seconds`` histogram's count)."""
+    value = gateway.metrics.registry.get_sample_value(
+        "hermes_turn_seconds_count", {"platform": PLATFORM}
+    )
+    return int(value or 0)
+
+
 async def run_load(
-    chats: int, messages: int, *, rate_limit_per_second: float = DEFAULT_RATE_LIMIT_PER_SECOND
+    chats: int,
+    messages: int,
+    *,
+    rate_limit_per_second: float = DEFAULT_RATE_LIMIT_PER_SECOND,
+    context_length: int | None = None,
+    reply_tokens: int = DEFAULT_REPLY_TOKENS,
 ) -> LoadResult:
     """Run the whole benchmark and return what it measured and found wrong."""
-    result = LoadResult(chats, messages, rate_limit_per_second=rate_limit_per_second)
+    result = LoadResult(
+        chats,
+        messages,
+        rate_limit_per_second=rate_limit_per_second,
+        context_length=context_length,
+        reply_tokens=reply_tokens,
+    )
     result.event_loop = running_loop_name()
-    async with LoadDriver.running(chats, messages) as driver:
+    async with LoadDriver.running(chats, messages, reply_tokens) as driver:
         try:
             await _measure(driver, result)
         except DriverError as error:
@@ -318,23 +381,33 @@ def report(result: LoadResult) -> str:
     limit = result.rate_limit_per_second
     limit_text = f"{limit:g} requests/s" if limit else "off"
     cpu_ms = result.gateway_cpu_seconds * 1000 / max(result.answered, 1)
+    steady = result.cpu_ms_after_warmup
+    steady_text = "too few samples" if steady is None else f"{steady:.2f} ms"
+    slope = result.rss_slope_mb
+    slope_text = "too few samples" if slope is None else f"{slope:+.3f} MB per 1,000 messages"
+    length = result.context_length
+    window = f"{length:,}-token window" if length else "default window"
     sending = result.sending_seconds
     busy = 100 * result.gateway_cpu_seconds / sending if sending else 0.0
     lines = [
         f"gateway load: {result.chats} chats x {result.messages_per_chat} messages "
         f"({os.cpu_count()} CPUs, {result.event_loop} event loop, "
-        f"Telegram rate limit {limit_text})",
+        f"Telegram rate limit {limit_text}, {window}, replies of {result.reply_tokens} tokens)",
         f"  answered exactly once: {result.answered}/{result.expected}  {verdict}",
-        f"  model requests:        {result.model_requests}",
+        f"  model requests:        {result.model_requests} "
+        f"(and {result.compactions} compaction summaries)",
         f"  throughput:            {rate:.1f} messages/s over {result.sending_seconds:.2f} s "
         f"({target} the {TARGET_MESSAGES_PER_SECOND:.0f}/s target)",
         f"  reply latency:         p50 {latency[0]:.1f} ms  p95 {latency[1]:.1f} ms",
         f"  gateway overhead:      p50 {overhead[0]:.2f} ms  p95 {overhead[1]:.2f} ms "
         f"({len(result.overhead_ms)} turns)",
         f"  gateway CPU:           {cpu_ms:.2f} ms per message "
-        f"({busy:.0f}% of one core while sending)",
+        f"({busy:.0f}% of one core while sending; {steady_text} after the first "
+        f"{WARMUP_FRACTION:.0%} of messages)",
         f"  store writes:          {result.writer.jobs} in {result.writer.batches} commits "
         f"(largest {result.writer.largest_batch}, replayed {result.writer.replayed_batches})",
+        f"  RSS slope:             {slope_text} (after the first "
+        f"{WARMUP_FRACTION:.0%} of messages, from {result.rss_after_warmup_mb:.1f} MB)",
         f"  peak RSS:              {peak_rss_mib():.1f} MiB (gateway process)",
         f"  driver peak RSS:       {result.driver_peak_rss_mib:.1f} MiB "
         "(emulators and simulated users, second process)",
@@ -371,6 +444,18 @@ def main(argv: list[str] | None = None) -> int:
         help="outgoing Telegram requests/s as in production (30); default 0: no limit",
     )
     parser.add_argument(
+        "--context-length",
+        type=int,
+        metavar="TOKENS",
+        help="the model's window (model.context_length); default: the model table's",
+    )
+    parser.add_argument(
+        "--reply-tokens",
+        type=int,
+        default=DEFAULT_REPLY_TOKENS,
+        help=f"length of the emulated model's replies (default {DEFAULT_REPLY_TOKENS})",
+    )
+    parser.add_argument(
         "--profile", metavar="PATH", help="write a cProfile of the gateway process here"
     )
     parser.add_argument(
@@ -383,11 +468,15 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
     os.environ.setdefault("no_proxy", "127.0.0.1,localhost")
     logging.basicConfig(level=logging.WARNING)
+    load = run_load(
+        args.chats,
+        args.messages,
+        rate_limit_per_second=args.telegram_rate_limit,
+        context_length=args.context_length,
+        reply_tokens=args.reply_tokens,
+    )
     with _profiled(args.profile):
-        result = event_loop.run(
-            run_load(args.chats, args.messages, rate_limit_per_second=args.telegram_rate_limit),
-            args.event_loop,
-        )
+        result = event_loop.run(load, args.event_loop)
     print(report(result))
     return 1 if result.problems else 0
 

@@ -9,7 +9,7 @@ object per line: events go out on stdout, commands come in on stdin.
     in  {"command": "go"}         the gateway is polling: the users start writing
     out {"event": "sent", ...}    every chat is done and the duplicate grace has passed
     in  {"command": "finish"}     the gateway has stopped
-    out {"event": "final", ...}   everything the bot sent, and how many model requests it made
+    out {"event": "final", ...}   everything the bot sent, how many model requests it made
 
 Each chat writes its next message only after the reply to the previous one arrived; all chats
 write at once. When stdin closes before ``finish`` the driver stops its emulators and exits 1.
@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sandbox.anthropic_api import AnthropicEmulator
+from sandbox.anthropic_replies import DEFAULT_REPLY_TOKENS as DEFAULT_REPLY_TOKENS
+from sandbox.anthropic_summary import is_summary_request
 from sandbox.telegram_api import TelegramEmulator
 
 logger = logging.getLogger(__name__)
@@ -141,8 +143,11 @@ class FinalReport:
 
     sent: dict[int, list[BotMessage]]
     model_requests: int
+    """Requests for answers (compaction summaries not counted)."""
     peak_rss_mib: float
     """The driver process's own peak resident set size."""
+    summary_requests: int = 0
+    """Requests for a compaction's summary."""
 
     def to_event(self) -> Event:
         """The JSON object the driver prints; each message as ``[message_id, text]``."""
@@ -154,6 +159,7 @@ class FinalReport:
             },
             "model_requests": self.model_requests,
             "peak_rss_mib": self.peak_rss_mib,
+            "summary_requests": self.summary_requests,
         }
 
     @classmethod
@@ -166,6 +172,7 @@ class FinalReport:
             },
             model_requests=int(event["model_requests"]),
             peak_rss_mib=float(event["peak_rss_mib"]),
+            summary_requests=int(event.get("summary_requests", 0)),
         )
 
 
@@ -261,11 +268,13 @@ async def simulate_users(telegram: TelegramEmulator, chats: int, messages: int) 
 
 
 def final_report(telegram: TelegramEmulator, anthropic: AnthropicEmulator) -> FinalReport:
-    """Everything the bot sent, grouped by chat, and the number of model requests."""
+    """Everything the bot sent, grouped by chat, and the number of model requests (answers and
+    compaction summaries apart)."""
     sent: defaultdict[int, list[BotMessage]] = defaultdict(list)
     for message in telegram.sent_messages():
         sent[message["chat_id"]].append(BotMessage(message["message_id"], message.get("text", "")))
-    return FinalReport(dict(sent), len(anthropic.requests), peak_rss_mib())
+    summaries = sum(is_summary_request(r.last_user_text) for r in anthropic.requests)
+    return FinalReport(dict(sent), len(anthropic.requests) - summaries, peak_rss_mib(), summaries)
 
 
 class ParentLink:
@@ -336,19 +345,23 @@ class ParentLink:
 
 
 @contextlib.asynccontextmanager
-async def _emulators() -> AsyncIterator[tuple[TelegramEmulator, AnthropicEmulator]]:
+async def _emulators(
+    reply_tokens: int = DEFAULT_REPLY_TOKENS,
+) -> AsyncIterator[tuple[TelegramEmulator, AnthropicEmulator]]:
     """Both emulators, started; the model keeps no request bodies (a long run would hold every
-    prompt)."""
+    prompt) and pads its answers to about ``reply_tokens``."""
     async with (
         TelegramEmulator() as telegram,
-        AnthropicEmulator(record_bodies=False) as anthropic,
+        AnthropicEmulator(record_bodies=False, reply_tokens=reply_tokens) as anthropic,
     ):
         yield telegram, anthropic
 
 
-async def drive(chats: int, messages: int, link: ParentLink) -> None:
+async def drive(
+    chats: int, messages: int, link: ParentLink, reply_tokens: int = DEFAULT_REPLY_TOKENS
+) -> None:
     """The whole driver run, phase by phase as the module docstring lists them."""
-    async with _emulators() as (telegram, anthropic):
+    async with _emulators(reply_tokens) as (telegram, anthropic):
         endpoints = Endpoints(
             telegram.base_url, telegram.base_file_url, telegram.token, anthropic.base_url
         )
@@ -361,10 +374,10 @@ async def drive(chats: int, messages: int, link: ParentLink) -> None:
         link.emit(final_report(telegram, anthropic).to_event())
 
 
-async def _run(chats: int, messages: int) -> int:
+async def _run(chats: int, messages: int, reply_tokens: int) -> int:
     link = await ParentLink.open()
     try:
-        await drive(chats, messages, link)
+        await drive(chats, messages, link, reply_tokens)
     except (ParentGone, BrokenPipeError) as error:
         logger.warning("load driver stopping early: %s", error or "the parent went away")
         return EXIT_PARENT_GONE
@@ -378,9 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chats", type=int, required=True)
     parser.add_argument("--messages", type=int, required=True)
+    parser.add_argument("--reply-tokens", type=int, default=DEFAULT_REPLY_TOKENS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    status = asyncio.run(_run(args.chats, args.messages))
+    status = asyncio.run(_run(args.chats, args.messages, args.reply_tokens))
     if status == EXIT_PARENT_GONE:
         # Python flushes stdout at exit; with the reader gone that would fail once more.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -517,7 +517,7 @@ class CompactionScheduler:
             )
         await self.session.apply(result)
         self.session.engine.load_state(pending.engine.get_state())
-        self.log.applied.append(result)
+        self.log.applied.append(result.trigger)
         return result
 
     def _reject_reason(self, pending: PendingCompaction) -> str | None:

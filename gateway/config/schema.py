@@ -223,6 +223,9 @@ class GatewaySettings(_Section):
     delivery_retry_seconds: Annotated[float, Field(ge=0)] = 600.0
     delivery_backoff_seconds: Annotated[float, Field(gt=0)] = 1.0
     dead_letter_days: Annotated[int, Field(ge=1)] = 30
+    loaded_sessions_max_mb: Annotated[float, Field(gt=0)] = 128.0
+    """Memory the sessions kept loaded may hold (estimated from their contexts); beyond it the
+    least recently used are unloaded (and reloaded from the store when they are written to)."""
 
 
 class LimitsSettings(_Section):

@@ -15,6 +15,7 @@ from gateway.runtime.tracing import Tracing, open_tracing
 from gateway.sessions.manager import SessionManager
 from gateway.sessions.mcp_servers import McpServers
 from gateway.sessions.services import AgentServices, build_services
+from gateway.sessions.session_memory import BYTES_PER_MB
 from gateway.store.db import Store, open_store
 from gateway.store.repository import Repository
 
@@ -65,7 +66,9 @@ async def open_app(
             services = build_services(
                 config, repo, servers.providers, traced.spans, job_clock=job_clock
             )
-            sessions = SessionManager(services)
+            sessions = SessionManager(
+                services, max_loaded_bytes=int(config.gateway.loaded_sessions_max_mb * BYTES_PER_MB)
+            )
             try:
                 yield App(config, store, repo, services, sessions)
             finally:

@@ -9,11 +9,12 @@ after a crash a reply is either finished, or it knows exactly which parts are st
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, func, insert, select, update
+from sqlalchemy import Connection, Table, Update, bindparam, func, insert, select, update
 
 from gateway.store.job_records import JOB_RUN_PREFIX
 from gateway.store.records import (
@@ -35,6 +36,61 @@ FAILED_STATUS = "failed"
 PROCESSING_STATUS = "processing"
 RECENT_IDS_LIMIT = 200
 _parts_table = cast(Table, ReplyPartRow.__table__)
+_replies_table = cast(Table, ReplyRow.__table__)
+_inbound_table = cast(Table, InboundRow.__table__)
+
+# The statements of every reply, built once with bound parameters: building one per call (and
+# its cache key, through the ORM's DML path) cost more than running it. Parameter names differ
+# from the column names, which SQLAlchemy reserves for the SET clause.
+_PLAN_REPLY = insert(_replies_table).returning(_replies_table.c.id)
+_RECORD_PART = (
+    update(_parts_table)
+    .where(
+        _parts_table.c.reply_id == bindparam("reply_id_"),
+        _parts_table.c.part_index == bindparam("part_index_"),
+    )
+    .values(platform_message_id=bindparam("sent_id_"), sent_at=bindparam("now_"))
+)
+_MARK_SENT = (
+    update(_replies_table)
+    .where(_replies_table.c.id == bindparam("reply_id_"))
+    .values(status=REPLY_SENT, updated_at=bindparam("now_"))
+    .returning(_replies_table.c.closes_as)
+)
+_CLOSE_INBOUND = (
+    update(_inbound_table)
+    .where(_inbound_table.c.reply_id == bindparam("reply_id_"))
+    .values(status=bindparam("status_"), updated_at=bindparam("now_"))
+)
+_SENT_IDS = (
+    select(_parts_table.c.platform_message_id)
+    .where(_parts_table.c.reply_id == bindparam("reply_id_"))
+    .order_by(_parts_table.c.part_index)
+)
+_LAST_INBOUND = (
+    select(func.max(_inbound_table.c.id))
+    .where(_inbound_table.c.reply_id == bindparam("reply_id_"))
+    .scalar_subquery()
+)
+_SET_REPLY_IDS = (
+    update(_inbound_table)
+    .where(_inbound_table.c.id == _LAST_INBOUND)
+    .values(reply_platform_ids=bindparam("sent_ids_"))
+)
+
+
+@functools.cache
+def _tie_statement(columns: tuple[str, ...]) -> Update:
+    """``UPDATE inbound SET <columns> WHERE platform = ? AND platform_message_id IN (...)``,
+    built once per set of columns."""
+    return (
+        update(_inbound_table)
+        .where(
+            _inbound_table.c.platform == bindparam("platform_"),
+            _inbound_table.c.platform_message_id.in_(bindparam("ids_", expanding=True)),
+        )
+        .values({column: bindparam(f"{column}_") for column in columns})
+    )
 
 
 class ReplyQueries(RepositoryBase):
@@ -80,11 +136,7 @@ class ReplyQueries(RepositoryBase):
         }
 
         def plan(connection: Connection) -> int:
-            reply_id = int(
-                connection.execute(
-                    insert(ReplyRow).values(reply_values).returning(ReplyRow.id)
-                ).scalar_one()
-            )
+            reply_id = int(connection.execute(_PLAN_REPLY, reply_values).scalar_one())
             rows = [
                 {
                     "reply_id": reply_id,
@@ -134,9 +186,13 @@ class ReplyQueries(RepositoryBase):
 
         def record(connection: Connection) -> None:
             result = connection.execute(
-                update(ReplyPartRow)
-                .where(ReplyPartRow.reply_id == reply_id, ReplyPartRow.part_index == index)
-                .values(platform_message_id=platform_message_id, sent_at=now)
+                _RECORD_PART,
+                {
+                    "reply_id_": reply_id,
+                    "part_index_": index,
+                    "sent_id_": platform_message_id,
+                    "now_": now,
+                },
             )
             if rowcount(result) == 0:
                 raise NotFoundError(f"reply {reply_id} has no part {index}")
@@ -282,14 +338,10 @@ def tie_inbound(
     """Set ``values`` on every one of these inbound messages (status ``processing`` unless
     given); NotFoundError when one was never recorded."""
     values.setdefault("status", PROCESSING_STATUS)
-    result = connection.execute(
-        update(InboundRow)
-        .where(
-            InboundRow.platform == platform,
-            InboundRow.platform_message_id.in_(list(platform_message_ids)),
-        )
-        .values(**values)
-    )
+    parameters = {f"{column}_": value for column, value in values.items()}
+    parameters["platform_"] = platform
+    parameters["ids_"] = list(platform_message_ids)
+    result = connection.execute(_tie_statement(tuple(sorted(values))), parameters)
     if rowcount(result) != len(set(platform_message_ids)):
         raise NotFoundError(
             f"some of {platform} inbound {list(platform_message_ids)} are unrecorded"
@@ -297,33 +349,17 @@ def tie_inbound(
 
 
 def _close_sent(connection: Connection, reply_id: int, now: datetime) -> None:
-    reply = connection.execute(
-        update(ReplyRow)
-        .where(ReplyRow.id == reply_id)
-        .values(status=REPLY_SENT, updated_at=now)
-        .returning(ReplyRow.closes_as)
-    ).first()
+    reply = connection.execute(_MARK_SENT, {"reply_id_": reply_id, "now_": now}).first()
     if reply is None:
         raise NotFoundError(f"reply {reply_id} does not exist")
     connection.execute(
-        update(InboundRow)
-        .where(InboundRow.reply_id == reply_id)
-        .values(status=reply.closes_as, updated_at=now)
+        _CLOSE_INBOUND, {"reply_id_": reply_id, "status_": reply.closes_as, "now_": now}
     )
     sent = [
         str(platform_id)
-        for platform_id in connection.execute(
-            select(ReplyPartRow.platform_message_id)
-            .where(ReplyPartRow.reply_id == reply_id)
-            .order_by(ReplyPartRow.part_index)
-        ).scalars()
+        for platform_id in connection.execute(_SENT_IDS, {"reply_id_": reply_id}).scalars()
         if platform_id is not None
     ]
     # The ids of the replies sent, on the message that closed the turn (as before replies
     # had parts of their own; tools and older checks read them there).
-    last_inbound = (
-        select(func.max(InboundRow.id)).where(InboundRow.reply_id == reply_id).scalar_subquery()
-    )
-    connection.execute(
-        update(InboundRow).where(InboundRow.id == last_inbound).values(reply_platform_ids=sent)
-    )
+    connection.execute(_SET_REPLY_IDS, {"reply_id_": reply_id, "sent_ids_": sent})

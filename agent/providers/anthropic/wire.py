@@ -36,8 +36,14 @@ from agent.providers.history_changes import conversation_marks, first_changed, s
 from agent.providers.wire_body import EncodedRun, WireBody, dumps_json, object_head
 from agent.types import Message
 
-OpenCalls = list[tuple[str, str]]
+OpenCalls = tuple[tuple[str, str], ...]
 """(original id, wire id) of the tool calls the next user turn must answer."""
+StaleIds = frozenset[Any]
+"""Ids of calls (and so of their results) sent as text: their tool is not offered."""
+_NO_CALLS: OpenCalls = ()
+_NO_STALE: StaleIds = frozenset()
+"""Shared by every turn with none: one ``_TurnStart`` per wire turn is kept for the life of
+the session, and an empty set of its own cost more than the rest of it."""
 
 _CONTINUES_TURN = dumps_json(
     {"role": "user", "content": [{"type": "text", "text": CONTINUES_PLACEHOLDER}]}
@@ -96,7 +102,7 @@ class _TurnStart:
     role: str
     taken: int
     open_calls: OpenCalls
-    stale: set[Any]
+    stale: StaleIds
     systems: int
 
 
@@ -123,7 +129,7 @@ class AnthropicWireHistory:
         self._marked: dict[int, Message] = {}
         self._length = 0
         self._offered: frozenset[str] | None = None
-        self._trailing: tuple[OpenCalls, set[Any]] = ([], set())
+        self._trailing: tuple[OpenCalls, StaleIds] = (_NO_CALLS, _NO_STALE)
         self.converted_messages = 0
         """Messages converted since the last reset (how much the fold really redid)."""
 
@@ -156,7 +162,7 @@ class AnthropicWireHistory:
         open_calls, stale = self._trailing
         if open_calls:
             answer: dict[str, Any] = {"role": "user", "content": []}
-            pair_user_turn(answer, open_calls)
+            pair_user_turn(answer, list(open_calls))
             answer["content"] = stale_blocks_as_text(answer["content"], stale)
             pieces.append(b"," + dumps_json(answer))
         pieces.append(b"]}")
@@ -201,7 +207,7 @@ class AnthropicWireHistory:
     def _fold_from(
         self, start: _TurnStart | None, history: Sequence[Message], marked: Mapping[int, Message]
     ) -> None:
-        open_calls, stale = (start.open_calls, start.stale) if start else ([], set())
+        open_calls, stale = (start.open_calls, start.stale) if start else (_NO_CALLS, _NO_STALE)
         turn: _Turn | None = None
         for index in range(start.source_index if start else 0, len(history)):
             message = _overlaid(history, marked, index)
@@ -229,19 +235,18 @@ class AnthropicWireHistory:
             )
         self._trailing = self._close(turn, last=True) if turn is not None else (open_calls, stale)
 
-    def _close(self, turn: _Turn, *, last: bool) -> tuple[OpenCalls, set[Any]]:
+    def _close(self, turn: _Turn, *, last: bool) -> tuple[OpenCalls, StaleIds]:
         """Pair, rename and encode a finished wire turn; returns the calls the next one answers."""
         start = turn.start
         message: dict[str, Any] = {"role": start.role, "content": turn.content}
         if start.role == "user":
-            pair_user_turn(message, start.open_calls)
-            open_calls: OpenCalls = []
-            stale: set[Any] = set()
+            pair_user_turn(message, list(start.open_calls))
+            open_calls, stale = _NO_CALLS, _NO_STALE
             if start.stale:
                 message["content"] = stale_blocks_as_text(message["content"], start.stale)
         else:
-            open_calls = assign_wire_ids(message, self._taken)
-            stale = stale_call_ids(message, self._offered or frozenset())
+            open_calls = tuple(assign_wire_ids(message, self._taken)) or _NO_CALLS
+            stale = frozenset(stale_call_ids(message, self._offered or frozenset())) or _NO_STALE
             if stale:
                 message["content"] = stale_blocks_as_text(message["content"], stale)
             if last and not open_calls:
