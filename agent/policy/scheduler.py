@@ -82,9 +82,7 @@ least this share of the prompt away (a prompt the API counts larger than the loc
 must not be cleared a little at every call, each time rewriting the cache)."""
 
 THRESHOLD_TRIGGERS: frozenset[CompactionTrigger] = frozenset({"agent", "hygiene"})
-FIT_HORIZON_REQUESTS = 3
-"""Inside a tool loop a finished threshold compaction is applied when the prompt, growing as
-the turn has grown so far, would not fit the window within this many more requests."""
+
 """Compactions the window asks for, which may run beside the turns while the prompt fits."""
 
 
@@ -125,9 +123,6 @@ class CompactionScheduler:
         unknown (before the first request, after a compaction)."""
         self._waste_tokens = 0
         """Clearable used-output tokens the turn's requests read since its last clearing."""
-        self._turn_start_prompt: int | None = None
-        """The prompt's size at the turn's first request (the turn's growth is measured from
-        it)."""
 
     @property
     def pending(self) -> PendingCompaction | None:
@@ -250,7 +245,6 @@ class CompactionScheduler:
         done = self.steps.current
         if done == 0:
             self._waste_tokens = 0
-            self._turn_start_prompt = self.session.prompt_tokens
             return None  # the turn's first request: the clearing at its message was weighed
         messages = self.session.messages
         result = self.session.engine.prune_used(messages)
@@ -322,9 +316,9 @@ class CompactionScheduler:
         cleared when that pays now (applied here, with its estimate); then
         :meth:`compact_before_call` for the window's threshold."""
         pending = self._pending
-        self.steps.observe(self.session.messages)
-        if pending is not None and pending.task.done() and self._apply_in_turn(pending):
+        if pending is not None and pending.task.done():
             await self._finish(pending)
+        self.steps.observe(self.session.messages)
         if not self.session.engine.should_compress(self.session.prompt_tokens):
             cleared = self._step_clearing()
             if cleared is not None:
@@ -334,37 +328,6 @@ class CompactionScheduler:
         # what it replaced is not cached, so nothing of it counts as rewritten).
         self._sent = len(self.session.messages) if trigger in (None, "prune") else None
         return trigger
-
-    def _apply_in_turn(self, pending: PendingCompaction) -> bool:
-        """Whether a compaction that finished beside a running tool loop is applied before its
-        next request. A policy compaction is (its own test of whether it still pays follows).
-        One the window asked for is applied only when the prompt would not fit for the next few
-        requests, or when the smaller prompt pays for its rewrite over the requests left;
-        otherwise it waits for the end of the turn (at small windows a tool loop then rewrites
-        its prompt only when that buys something)."""
-        if pending.trigger not in THRESHOLD_TRIGGERS or self.steps.current == 0:
-            return True
-        if not pending.task.done() or pending.task.cancelled() or pending.task.exception():
-            return True  # dropped by _finish with its reason
-        prompt = self.session.prompt_tokens or estimate_messages_tokens_rough(self.session.messages)
-        growth = self._growth_per_request(prompt)
-        ahead = prompt + self.answer_tokens + growth * FIT_HORIZON_REQUESTS
-        if ahead > self.context_length:
-            return True
-        result = pending.task.result()
-        extra = self.session.messages[len(pending.snapshot) :]
-        compacted = result.tokens_after + sum(cache_message_tokens(m) for m in extra)
-        pays = self.policy.rewrite_pays(prompt, compacted, self.steps.remaining())
-        log.debug("%s compaction inside the turn: %s", pending.trigger, "pays" if pays else "waits")
-        return pays
-
-    def _growth_per_request(self, prompt: int) -> float:
-        """Tokens the turn in progress added per request so far (0 at its start)."""
-        done = self.steps.current
-        start = self._turn_start_prompt
-        if done == 0 or start is None:
-            return 0.0
-        return max(0.0, (prompt - start) / done)
 
     def compact_before_call(self) -> CompactionTrigger | None:
         """Before each model call of a turn, at the engine's threshold: ``prune`` when clearing

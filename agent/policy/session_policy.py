@@ -201,22 +201,6 @@ class SessionPolicy:
             margin=self.settings.margin,
         )
 
-    def rewrite_pays(
-        self, prompt_tokens: int, compacted_tokens: int, remaining_requests: float
-    ) -> bool:
-        """Whether replacing a warm prompt of ``prompt_tokens`` by ``compacted_tokens`` written
-        afresh pays over ``remaining_requests`` (the summary, if any, is paid for already)."""
-        if remaining_requests <= 0 or compacted_tokens >= prompt_tokens:
-            return False
-        prices = Prices.of(self.main, self.ttl)
-        keep = expected_visit_cost(
-            prices, prompt_tokens, cache_warm=True, expected_turns=remaining_requests
-        )
-        compacted = expected_visit_cost(
-            prices, compacted_tokens, cache_warm=False, expected_turns=remaining_requests
-        )
-        return compacted < keep
-
     def late_compaction_pays(
         self,
         prompt_tokens: int,
