@@ -33,6 +33,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bench.tool_transcripts import PROJECT_DIRS, PROJECT_WORDS
 from bench.transcripts import (
     DAY_SECONDS,
     Conversation,
@@ -50,12 +51,6 @@ TOOL_WEIGHTS = {"read_file": 0.45, "run_command": 0.45, "fetch_page": 0.10}
 """Views of files, commands (tests, greps, edits' confirmations), now and then a web page."""
 TARGET_QUANTILES_CHARS = {"median": 900, "p90": 5_000, "p95": 19_000, "max": 30_000}
 """The output sizes of the recorded sessions this set is shaped after (characters)."""
-_DIRS = ("src", "src/store", "src/agent", "src/api", "tests", "docs", "scripts")
-_WORDS = (
-    "cache session window token prefix budget summary context store queue worker record "
-    "thread channel model detail signal limit index config server client handler retry "
-    "timeout parse render build deploy update migrate backup restore report metric trace"
-).split()
 
 
 @dataclass(frozen=True)
@@ -116,9 +111,9 @@ class _StepMaker:
         rng, spec = self._rng, self._spec
         tool = rng.choices(list(TOOL_WEIGHTS), weights=list(TOOL_WEIGHTS.values()))[0]
         tokens = max(1, round(self.output_chars() / CHARS_PER_TOKEN))
-        number, word = next(self._numbers), rng.choice(_WORDS)
+        number, word = next(self._numbers), rng.choice(PROJECT_WORDS)
         if tool == "read_file":
-            argument = f"/srv/project/{rng.choice(_DIRS)}/{word}_{number}.py"
+            argument = f"/srv/project/{rng.choice(PROJECT_DIRS)}/{word}_{number}.py"
         elif tool == "run_command":
             argument = f"grep -rn {word}_{number} src tests"
         else:

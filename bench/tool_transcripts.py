@@ -44,8 +44,8 @@ STEP_WEIGHTS = (0.6, 0.25, 0.15)
 MAX_STEPS_PER_TURN = 12
 """A turn's calls fit this many model responses (more are made together), so a turn with page
 reads stays well inside the daemon's default ``agent.max_iterations`` (20)."""
-_DIRS = ("src", "src/store", "src/agent", "tests", "docs", "scripts", "config")
-_WORDS = (
+PROJECT_DIRS = ("src", "src/store", "src/agent", "tests", "docs", "scripts", "config")
+PROJECT_WORDS = (
     "cache session window token prefix budget summary context store queue worker record "
     "thread channel model detail signal limit index config server client handler retry "
     "timeout parse render build deploy update migrate backup restore report metric trace"
@@ -89,9 +89,9 @@ class _CallMaker:
         tool = rng.choices(list(TOOL_WEIGHTS), weights=list(TOOL_WEIGHTS.values()))[0]
         drawn = rng.lognormvariate(math.log(OUTPUT_MEDIAN_TOKENS[tool]), spec.output_sigma)
         tokens = max(spec.min_output_tokens, min(spec.max_output_tokens, round(drawn)))
-        number, word = next(self._numbers), rng.choice(_WORDS)
+        number, word = next(self._numbers), rng.choice(PROJECT_WORDS)
         if tool == "read_file":
-            argument = f"/srv/project/{rng.choice(_DIRS)}/{word}_{number}.py"
+            argument = f"/srv/project/{rng.choice(PROJECT_DIRS)}/{word}_{number}.py"
         elif tool == "run_command":
             argument = f"pytest -x tests/test_{word}.py -k case_{number}"
         else:

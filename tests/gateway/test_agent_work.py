@@ -45,6 +45,14 @@ DECISION = re.compile(
 MARGIN = 1.25
 
 
+def decision_numbers(text: str) -> tuple[float, float, float]:
+    """The saving, the rewrite's cost and the reads already paid that a decision names."""
+    numbers = DECISION.search(text)
+    assert numbers is not None, text
+    saving, cost, waste = (float(n) for n in numbers.groups())
+    return saving, cost, waste
+
+
 class StepModel:
     """Works on the newest task message one tool call a step, then answers.
 
@@ -174,9 +182,7 @@ async def test_used_outputs_are_cleared_inside_the_turn_when_it_pays(
     assert paid, decisions
     # The decision weighed the saving over the requests left against the rewrite (with the
     # margin), and the reads already paid for clearable outputs against it too.
-    numbers = DECISION.search(paid[0])
-    assert numbers is not None
-    saving, cost, waste = (float(n) for n in numbers.groups())
+    saving, cost, waste = decision_numbers(paid[0])
     assert saving > MARGIN * cost > 0 and waste >= cost
     assert {c.trigger for c in compactions} == {"prune"}
     # Cleared inside the turn: a request of it already carries placeholders, never for the
@@ -210,9 +216,7 @@ async def test_small_outputs_are_not_cleared_when_the_rewrite_would_cost_more(
     decisions = [r.getMessage() for r in caplog.records if "inside the turn" in r.getMessage()]
     assert decisions and all("does not pay" in d for d in decisions), decisions
     for text in decisions:
-        numbers = DECISION.search(text)
-        assert numbers is not None
-        saving, cost, waste = (float(n) for n in numbers.groups())
+        saving, cost, waste = decision_numbers(text)
         assert saving <= MARGIN * cost or waste < cost
     assert compactions == []
     assert not any(PRUNED_OUTPUT_PREFIX in str(r.body) for r in anthropic.requests)
