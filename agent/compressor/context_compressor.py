@@ -60,8 +60,7 @@ from agent.engines.toolkit.summary_prompt import (
 )
 from agent.engines.toolkit.tool_output_pruning import (
     KEEP_RECENT_TOOL_RESULTS,
-    PRUNE_MIN_CHARS,
-    PRUNED_OUTPUT_PREFIX,
+    is_clearable_output,
     prune_tool_outputs,
     tool_names_by_call_id,
     used_outputs_end,
@@ -321,11 +320,7 @@ class ContextCompressor(ContextEngine):
             message = messages[index]
             if message.get("role") != "tool":
                 continue
-            content = message.get("content")
-            short = isinstance(content, str) and (
-                len(content) <= PRUNE_MIN_CHARS or content.startswith(PRUNED_OUTPUT_PREFIX)
-            )
-            if not short:
+            if is_clearable_output(message.get("content")):
                 self._clearable.append(index)
         self._scanned = len(messages)
         return bool(self._clearable) and self._clearable[0] < end

@@ -60,7 +60,7 @@ from agent.policy.jobs import (
 from agent.policy.session_clock import SessionClock
 from agent.policy.session_policy import PolicyCall, SessionPolicy
 from agent.policy.turn_steps import TurnSteps
-from agent.session_context import SessionContext
+from agent.session_context import SessionContext, first_change
 from agent.tokens import cache_message_tokens, estimate_messages_tokens_rough
 from agent.types import CompactionResult, CompactionTrigger, Message
 
@@ -557,7 +557,6 @@ def _rewritten_tokens(
     message the clearing changed on (the prefix before it stays cached). ``cached``: how many
     messages the cache holds (the previous request's); those after it are written anyway.
     None: all of them."""
-    pairs = enumerate(zip(cleared, messages, strict=True))
-    first = next((i for i, (new, old) in pairs if new is not old), len(messages))
+    first = first_change(messages, cleared)
     end = len(cleared) if cached is None else min(cached, len(cleared))
     return sum(cache_message_tokens(m) for m in cleared[first:end])

@@ -41,13 +41,14 @@ def first_clearable_in_turn(messages: Sequence[Message]) -> int | None:
         role = message.get("role")
         if role == "user":
             break
-        if role == "tool" and _clearable(message.get("content")):
+        if role == "tool" and is_clearable_output(message.get("content")):
             first = index
     return first
 
 
-def _clearable(content: object) -> bool:
-    """Whether a tool output is long enough to clear and not cleared already."""
+def is_clearable_output(content: object) -> bool:
+    """Whether a tool output is one clearing could shorten: long enough and not cleared yet
+    (parts count as clearable: their images and text go)."""
     if isinstance(content, str):
         return len(content) > PRUNE_MIN_CHARS and not content.startswith(PRUNED_OUTPUT_PREFIX)
     return isinstance(content, list) and bool(content)
