@@ -9,9 +9,11 @@ from a seed:
   **one tool call per step**, then a final answer; visits are a day or more apart, and inside a
   visit the model calls come about 20 s apart (the cache stays warm: the replay keeps the clock
   at the message's time for the whole turn);
-- before each call the model writes what it does next and the call's input (a command, an
-  edit, a new file): ~210 output tokens a step on average, heavy-tailed, as recorded sessions
-  bill; it stays in the context, clearing never touches it;
+- before each call the model writes what it does next (a short note, heavy-tailed) and the
+  call's input: a path or a command is a few tokens, an edit's new text a few hundred (about
+  one step in five edits a file, as coding agents do between reading and running tests):
+  ~210 output tokens a step on average, as recorded sessions bill. The notes stay in the
+  context; a used edit's text is what a clearing of tool inputs can shorten;
 - tool outputs in characters: median ~900, 90th percentile ~5,000, 95th ~19,000, largest
   ~30,000; many small outputs (a view of a few lines, a command's short output, an edit's
   confirmation) and a few large ones (a whole file, a long log). A mixture draws them: a
@@ -47,8 +49,8 @@ from bench.transcripts import (
 )
 from sandbox.anthropic_prompt import CHARS_PER_TOKEN
 
-TOOL_WEIGHTS = {"read_file": 0.45, "run_command": 0.45, "fetch_page": 0.10}
-"""Views of files, commands (tests, greps, edits' confirmations), now and then a web page."""
+TOOL_WEIGHTS = {"read_file": 0.36, "edit_file": 0.22, "run_command": 0.34, "fetch_page": 0.08}
+"""Views of files, edits, commands (tests, greps), now and then a web page."""
 TARGET_QUANTILES_CHARS = {"median": 900, "p90": 5_000, "p95": 19_000, "max": 30_000}
 """The output sizes of the recorded sessions this set is shaped after (characters)."""
 
@@ -69,13 +71,18 @@ class AgentTranscriptSpec(TranscriptSpec):
     tail_min_chars: int = 15_000
     max_output_chars: int = 30_000
     min_output_chars: int = 20
-    note_tokens_median: float = 110.0
+    note_tokens_median: float = 60.0
     note_tokens_sigma: float = 1.0
     max_note_tokens: int = 4_000
-    """What the model writes at each step besides the call's name: a note of what it does next
-    and the call's own input (a command is short, an edit or a new file long): log-normal, mean
-    ~180 tokens, so a step's model output is ~210 tokens with the call. Recorded agent sessions
-    bill about 180-320 output tokens per request (their output cost over their requests)."""
+    """What the model writes at each step before its call: a note of what it does next,
+    log-normal, mean ~100 tokens."""
+    edit_tokens_median: float = 240.0
+    edit_tokens_sigma: float = 1.0
+    max_edit_tokens: int = 4_000
+    """An edit's new text (``edit_file``): log-normal, mean ~400 tokens (a changed function;
+    now and then a new file). With the notes and the calls' names and paths a step's model
+    output is ~210 tokens: recorded agent sessions bill about 180-320 output tokens per request
+    (their output cost over their requests)."""
     min_visit_gap_seconds: int = DAY_SECONDS
     user_tokens_median: float = 60.0
     user_tokens_sigma: float = 0.8
@@ -96,10 +103,14 @@ class _StepMaker:
         self._spec = spec
         self._numbers = itertools.count(1)
 
-    def output_chars(self) -> int:
-        """One output's size in characters, from the body-and-tail mixture."""
+    def output_chars(self, tool: str) -> int:
+        """One output's size in characters, from the body-and-tail mixture (an edit answers
+        with the edited part: never from the tail, which the other tools share instead)."""
         rng, spec = self._rng, self._spec
-        if rng.random() < spec.tail_share:
+        tail_share = (
+            0.0 if tool == "edit_file" else spec.tail_share / (1 - TOOL_WEIGHTS["edit_file"])
+        )
+        if rng.random() < tail_share:
             low, high = math.log(spec.tail_min_chars), math.log(spec.max_output_chars)
             drawn = math.exp(rng.uniform(low, high))
         else:
@@ -110,17 +121,23 @@ class _StepMaker:
         """One step's call: a tool, a unique argument, its output size and the note before."""
         rng, spec = self._rng, self._spec
         tool = rng.choices(list(TOOL_WEIGHTS), weights=list(TOOL_WEIGHTS.values()))[0]
-        tokens = max(1, round(self.output_chars() / CHARS_PER_TOKEN))
+        tokens = max(1, round(self.output_chars(tool) / CHARS_PER_TOKEN))
         number, word = next(self._numbers), rng.choice(PROJECT_WORDS)
-        if tool == "read_file":
+        edit = 0
+        if tool in ("read_file", "edit_file"):
             argument = f"/srv/project/{rng.choice(PROJECT_DIRS)}/{word}_{number}.py"
+            if tool == "edit_file":
+                drawn = rng.lognormvariate(
+                    math.log(spec.edit_tokens_median), spec.edit_tokens_sigma
+                )
+                edit = max(8, min(spec.max_edit_tokens, round(drawn)))
         elif tool == "run_command":
             argument = f"grep -rn {word}_{number} src tests"
         else:
             argument = f"https://docs.example.org/{word}/page-{number}"
         drawn_note = rng.lognormvariate(math.log(spec.note_tokens_median), spec.note_tokens_sigma)
         note = max(8, min(spec.max_note_tokens, round(drawn_note)))
-        return ToolCall(tool, argument, tokens, note_tokens=note)
+        return ToolCall(tool, argument, tokens, note_tokens=note, input_tokens=edit)
 
     def steps(self) -> tuple[tuple[ToolCall, ...], ...]:
         """A visit's work: one call a step."""

@@ -164,7 +164,7 @@ def world(transcripts: TranscriptSet) -> dict[str, dict[str, int]]:
     for turn in transcripts.timeline:
         for step in turn.steps:
             for call in step:
-                made[call.tool][call.argument] = call.output_tokens
+                made.setdefault(call.tool, {})[call.argument] = call.output_tokens
     return made
 
 

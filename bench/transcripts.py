@@ -102,7 +102,12 @@ class TranscriptSpec:
 WORKBENCH = "work"
 """The tool workload's MCP server (:mod:`sandbox.mcp_workbench`): its tools reach the model as
 ``work__read_file`` and so on."""
-_ARGUMENT_NAMES = {"read_file": "path", "run_command": "command", "fetch_page": "url"}
+_ARGUMENT_NAMES = {
+    "read_file": "path",
+    "edit_file": "path",
+    "run_command": "command",
+    "fetch_page": "url",
+}
 
 
 @dataclass(frozen=True)
@@ -110,11 +115,13 @@ class ToolCall:
     """One call of a workbench tool, and how many tokens its output has."""
 
     tool: str
-    """``read_file``, ``run_command`` or ``fetch_page``."""
+    """``read_file``, ``edit_file``, ``run_command`` or ``fetch_page``."""
     argument: str
     output_tokens: int
     note_tokens: int = 0
     """The text the model writes before the call (what it does next); 0: none."""
+    input_tokens: int = 0
+    """The text an edit sends (``edit_file``'s ``new_text``); 0 for the other tools."""
 
     @property
     def name(self) -> str:
@@ -122,8 +129,13 @@ class ToolCall:
         return f"{WORKBENCH}__{self.tool}"
 
     def arguments(self) -> dict[str, str]:
-        """The call's arguments as the model sends them."""
-        return {_ARGUMENT_NAMES[self.tool]: self.argument}
+        """The call's arguments as the model sends them (an edit's text is deterministic
+        prose of ``input_tokens``, from its argument)."""
+        arguments = {_ARGUMENT_NAMES[self.tool]: self.argument}
+        if self.tool == "edit_file":
+            rng = random.Random(f"edit:{self.argument}")
+            arguments["new_text"] = ProseWriter(rng).prose(self.input_tokens)
+        return arguments
 
 
 @dataclass(frozen=True)

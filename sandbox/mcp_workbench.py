@@ -2,7 +2,8 @@
 
 Written with the SDK's own server API and run as a stdio child
 (``python -m sandbox.mcp_workbench WORLD.json``), it offers what an assistant that works on a
-project uses all day: ``read_file(path)``, ``run_command(command)`` and ``fetch_page(url)``.
+project uses all day: ``read_file(path)``, ``edit_file(path, new_text)``, ``run_command(command)``
+and ``fetch_page(url)``.
 The world file names every path, command and URL a replay will ask for and the size of its
 output in tokens (the emulator's 4 characters a token); the output itself is deterministic text
 of that size, made from the argument (the same argument always gives the same output, in any
@@ -23,7 +24,7 @@ from mcp.server.mcpserver import MCPServer
 
 from sandbox.anthropic_prompt import CHARS_PER_TOKEN
 
-TOOLS = ("read_file", "run_command", "fetch_page")
+TOOLS = ("read_file", "edit_file", "run_command", "fetch_page")
 _WORDS = (
     "cache session window token prefix request reply budget summary context store queue "
     "worker record message thread channel model answer detail signal limit index value "
@@ -45,7 +46,7 @@ def output_text(tool: str, argument: str, tokens: int) -> str:
     while length < target:
         number += 1
         words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(4, 12)))
-        if tool == "read_file":
+        if tool in ("read_file", "edit_file"):
             line = f"{number:5d}  {'    ' * rng.randint(0, 3)}{words.replace(' ', '_', 1)}()"
         elif tool == "run_command":
             line = f"[{number:05d}] {rng.choice(('INFO', 'INFO', 'DEBUG', 'WARN'))} {words}"
@@ -67,6 +68,13 @@ def _output(tool: str, argument: str) -> str:
 def read_file(path: str) -> str:
     """Read a file of the project (its text, with line numbers)."""
     return _output("read_file", path)
+
+
+@server.tool()
+def edit_file(path: str, new_text: str) -> str:
+    """Replace a file's text with ``new_text``; returns the edited part, with line numbers."""
+    del new_text  # the world says what the edited part looks like
+    return _output("edit_file", path)
 
 
 @server.tool()

@@ -60,6 +60,7 @@ from agent.engines.toolkit.summary_prompt import (
 )
 from agent.engines.toolkit.tool_output_pruning import (
     KEEP_RECENT_TOOL_RESULTS,
+    is_clearable_input,
     is_clearable_output,
     prune_tool_outputs,
     tool_names_by_call_id,
@@ -151,7 +152,9 @@ class ContextCompressor(ContextEngine):
         self._scanned = 0
         """Context messages already looked at for clearable tool outputs..."""
         self._clearable: list[int] = []
-        """...and the indices of those (outputs clearing could shorten), in order."""
+        """...and the indices of those (results clearing could shorten), in order..."""
+        self._large_inputs: set[str] = set()
+        """...and the ids of the scanned calls whose inputs a clearing could shorten."""
         self._last_outcome: str | None = None
         self.collect_durable_facts = collect_durable_facts
         """Whether summary requests also ask for durable facts (the host keeps them)."""
@@ -311,24 +314,34 @@ class ContextCompressor(ContextEngine):
         )
 
     def _clearable_before(self, messages: Sequence[Message], end: int) -> bool:
-        """Whether a tool output that clearing could shorten lies before ``end``: kept
-        incrementally (only messages appended since the last look are read; a compaction
-        starts the scan over)."""
+        """Whether a tool result that clearing could shorten (its output, or its call's large
+        input) lies before ``end``: kept incrementally (only messages appended since the last
+        look are read; a compaction starts the scan over)."""
         if len(messages) < self._scanned:
-            self._scanned, self._clearable = 0, []
+            self._forget_scan()
         for index in range(max(self._scanned, self.protect_first_n), len(messages)):
             message = messages[index]
-            if message.get("role") != "tool":
-                continue
-            if is_clearable_output(message.get("content")):
+            role = message.get("role")
+            if role == "assistant":
+                calls = message.get("tool_calls") or []
+                self._large_inputs.update(
+                    str(call.get("id")) for call in calls if is_clearable_input(call)
+                )
+            elif role == "tool" and (
+                is_clearable_output(message.get("content"))
+                or str(message.get("tool_call_id")) in self._large_inputs
+            ):
                 self._clearable.append(index)
         self._scanned = len(messages)
         return bool(self._clearable) and self._clearable[0] < end
 
+    def _forget_scan(self) -> None:
+        self._scanned, self._clearable, self._large_inputs = 0, [], set()
+
     def note_compaction(self, result: CompactionResult) -> None:
         """Also start the scan for clearable outputs over: the context was replaced."""
         super().note_compaction(result)
-        self._scanned, self._clearable = 0, []
+        self._forget_scan()
 
     def _prune_end(
         self, messages: Sequence[Message], sizes: Sequence[int], layout: CompactionLayout

@@ -56,6 +56,10 @@ class ToolOutputStore(Protocol):
         """The text of the result of tool call ``call_id`` as it first entered the session's
         context (before any clearing), None when the session has no such call."""
 
+    async def load_tool_input(self, session_id: int, call_id: str) -> str | None:
+        """The arguments (JSON text) of tool call ``call_id`` as the model first sent them,
+        None when the session has no such call."""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolOutputs:
@@ -96,14 +100,21 @@ class ToolOutputs:
         except (TypeError, ValueError):
             raise ToolError("ref and page must be whole numbers") from None
         call = args.get("call")
+        part = args.get("part", "output")
+        if part not in ("output", "input"):
+            raise ToolError('part must be "output" or "input"')
         if ref is not None:
             text = await self.store.load_tool_output(self.session_id, ref)
             name = f"output {ref}"
             if text is None:
                 raise ToolError(f"no kept tool output {ref} in this conversation")
         elif isinstance(call, str) and call:
-            text = await self.store.load_tool_result(self.session_id, call)
-            name = f"result of call {call}"
+            if part == "input":
+                text = await self.store.load_tool_input(self.session_id, call)
+                name = f"input of call {call}"
+            else:
+                text = await self.store.load_tool_result(self.session_id, call)
+                name = f"result of call {call}"
             if text is None:
                 raise ToolError(f"no tool call {call} in this conversation")
         else:
@@ -121,13 +132,14 @@ class ToolOutputs:
             TOOL_OUTPUT_NAME,
             "Read one page of a long tool output that was shortened in the conversation "
             "(its note gives the ref and the number of pages), or of an old one that was "
-            "cleared (its line gives the call id).",
+            'cleared (its line gives the call id; part "input" reads a cleared call input).',
             {
                 "type": "object",
                 "properties": {
                     "ref": {"type": "integer", "description": "a shortened output's ref"},
                     "call": {"type": "string", "description": "a cleared output's call id"},
                     "page": {"type": "integer", "description": "the page, from 1 (default 1)"},
+                    "part": {"type": "string", "enum": ["output", "input"]},
                 },
                 "required": [],
             },

@@ -8,6 +8,7 @@ from typing import Any, cast
 
 from sqlalchemy import Connection, Table, delete, insert, select
 
+from agent.engines.toolkit.tool_output_pruning import call_arguments_text
 from agent.tools.mcp.spec import McpToolInfo
 from agent.types import content_text
 from gateway.store.repository_base import RepositoryBase
@@ -87,6 +88,37 @@ class ToolOutputQueries(RepositoryBase):
         async with self._reading() as session:
             found = (await session.execute(query)).first()
         return None if found is None else content_text(found[0], image_marker=None)
+
+    async def load_tool_input(self, session_id: int, call_id: str) -> str | None:
+        """The arguments of call ``call_id`` as the model first sent them: from the assistant
+        message right before the call's first result (later copies may be cleared)."""
+        first_result = (
+            select(MessageRow.id)
+            .where(
+                MessageRow.session_id == session_id,
+                MessageRow.role == "tool",
+                MessageRow.tool_call_id == call_id,
+            )
+            .order_by(MessageRow.id)
+            .limit(1)
+            .scalar_subquery()
+        )
+        query = (
+            select(MessageRow.tool_calls)
+            .where(
+                MessageRow.session_id == session_id,
+                MessageRow.role == "assistant",
+                MessageRow.id < first_result,
+            )
+            .order_by(MessageRow.id.desc())
+            .limit(1)
+        )
+        async with self._reading() as session:
+            calls = (await session.execute(query)).scalar_one_or_none()
+        for call in calls or []:
+            if isinstance(call, dict) and str(call.get("id")) == call_id:
+                return call_arguments_text(call)
+        return None
 
     async def load_tool_output(self, session_id: int, output_id: int) -> str | None:
         """The kept text, None when the session has no output with that id."""

@@ -3,7 +3,13 @@ tail, the model pages through all of it, and only its own session can read it.""
 
 from __future__ import annotations
 
-from agent.engines.toolkit.tool_output_pruning import pruned_placeholder
+import json
+
+from agent.engines.toolkit.tool_output_pruning import (
+    PRUNED_INPUT_KEY,
+    prune_tool_outputs,
+    pruned_placeholder,
+)
 from agent.tokens import count_text_tokens
 from agent.tools import Tool, ToolRegistry
 from agent.tools.tool_output import ToolOutputs
@@ -79,3 +85,46 @@ async def test_a_cleared_result_is_read_again_by_its_call_id(repo: Repository) -
         "Error: no tool call toolu_9 in this conversation"
     )
     assert (await tools.call("tool_output", {"page": 1})).startswith("Error: give ref")
+
+
+async def test_a_cleared_call_input_is_read_again_whole_by_its_call_id(repo: Repository) -> None:
+    session = await repo.get_or_create_session("telegram:1", platform="telegram", chat_id="1")
+    other = await repo.get_or_create_session("telegram:2", platform="telegram", chat_id="2")
+    arguments = json.dumps({"name": "plan.md", "text": BIG})
+    call = {
+        "id": "toolu_7",
+        "type": "function",
+        "function": {"name": "write", "arguments": arguments},
+    }
+    asked = {"role": "assistant", "content": "Writing the plan.", "tool_calls": [call]}
+    done = {"role": "tool", "tool_call_id": "toolu_7", "content": "saved plan.md"}
+    await repo.append_messages(session.id, [asked, done], [10, 10])
+    [cleared] = prune_tool_outputs([asked, done], 0, 2)[:1]
+    await repo.append_messages(session.id, [cleared], [10], kind="derived")  # the cleared copy
+    placeholder = json.loads(cleared["tool_calls"][0]["function"]["arguments"])
+    assert placeholder == {
+        PRUNED_INPUT_KEY: f'{len(arguments):,} chars; tool_output {{"call": "toolu_7", '
+        '"part": "input"} reads it'
+    }
+
+    tools = registry(repo, session.id)
+    pages, read = 1, []
+    while True:
+        text = await tools.call("tool_output", {"call": "toolu_7", "part": "input", "page": pages})
+        header, body = text.split("\n", 1)
+        assert header.startswith(f"[input of call toolu_7, page {pages} of ")
+        read.append(body)
+        if header.endswith(f"of {pages}]"):
+            break
+        pages += 1
+    assert "".join(read) == arguments, "a cleared input is never lost"
+    assert (await tools.call("tool_output", {"call": "toolu_7", "page": 1})).endswith(
+        "saved plan.md"
+    )
+    refused = await registry(repo, other.id).call(
+        "tool_output", {"call": "toolu_7", "part": "input"}
+    )
+    assert refused == "Error: no tool call toolu_7 in this conversation"
+    assert (await tools.call("tool_output", {"call": "toolu_7", "part": "both"})) == (
+        'Error: part must be "output" or "input"'
+    )

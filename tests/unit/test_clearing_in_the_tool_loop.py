@@ -141,6 +141,17 @@ def test_the_next_clearing_starts_at_the_turns_first_output_not_cleared_yet() ->
     assert first_clearable_in_turn([SYSTEM, *turn("chat", 0)]) is None
 
 
+def test_the_next_clearing_starts_at_the_call_whose_large_input_it_clears() -> None:
+    messages = [SYSTEM, *turn("work", 4, answered=False)]
+    for index in (3, 5, 7):
+        messages[index] = {**messages[index], "content": "ok"}  # short outputs stay
+    assert first_clearable_in_turn(messages) == 9
+    edit = {"path": "a.py", "new_text": LONG}
+    call = {"id": "c1", "type": "function", "function": {"name": "edit", "arguments": edit}}
+    messages[4] = {**messages[4], "tool_calls": [call]}
+    assert first_clearable_in_turn(messages) == 4, "the call's own message changes first"
+
+
 def marked_indices(messages: list[Message], **points: int | None) -> list[int]:
     return sorted(cache_breakpoints(messages, "5m", True, **points))
 

@@ -11,7 +11,7 @@ import pytest
 
 from agent.attachments import AttachmentRef, attachment_of, attachment_part
 from agent.compressor.context_compressor import ContextCompressor
-from agent.engines.toolkit.tool_output_pruning import PRUNED_OUTPUT_PREFIX
+from agent.engines.toolkit.tool_output_pruning import PRUNED_INPUT_KEY, PRUNED_OUTPUT_PREFIX
 from agent.model_table import lookup_model
 from agent.policy.context_policy import requests_per_turn, should_prune
 from agent.policy.cost_model import Prices
@@ -23,14 +23,20 @@ from tests.unit.test_context_compressor import FakeSummaryModel, history, prose
 SONNET = Prices.of(lookup_model("claude-sonnet-4-5"))
 
 
-def tool_loop(steps: int, *, output_chars: int = 6_000) -> list[Message]:
-    """A new request answered by ``steps`` read_file calls in a row (one turn, no reply yet)."""
+def tool_loop(
+    steps: int, *, output_chars: int = 6_000, edit_chars: int | None = None
+) -> list[Message]:
+    """A new request answered by ``steps`` read_file calls in a row (one turn, no reply yet);
+    with ``edit_chars`` each call also sends that much new text (an edit)."""
     messages: list[Message] = [{"role": "user", "content": "Compare every module", "_id": 500}]
     for step in range(steps):
+        arguments: dict[str, str] = {"path": f"m{step}.py"}
+        if edit_chars is not None:
+            arguments["new_text"] = prose(100 + step, edit_chars)
         call = {
             "id": f"loop{step}",
             "type": "function",
-            "function": {"name": "read_file", "arguments": json.dumps({"path": f"m{step}.py"})},
+            "function": {"name": "read_file", "arguments": json.dumps(arguments)},
         }
         messages += [
             {"role": "assistant", "content": None, "tool_calls": [call], "_id": 501 + 2 * step},
@@ -78,6 +84,48 @@ def test_in_a_long_tool_loop_only_the_recent_results_stay() -> None:
     loop = [m for m in result.messages if str(m.get("tool_call_id", "")).startswith("loop")]
     assert cleared(loop[0]) and not cleared(loop[-1])
     assert loop[-1] is messages[-1]  # the result the model is about to read
+
+
+def test_the_large_inputs_of_used_calls_are_cleared_even_when_their_outputs_are_short() -> None:
+    messages = history(1, output_chars=200, reply_chars=40) + tool_loop(
+        8, output_chars=60, edit_chars=3_000
+    )
+
+    result = compressor().prune_used(messages)
+
+    assert result is not None and result.tokens_after < result.tokens_before
+    calls = [
+        (index, call)
+        for index, message in enumerate(result.messages)
+        for call in message.get("tool_calls") or []
+        if str(call["id"]).startswith("loop")
+    ]
+    inputs = [json.loads(call["function"]["arguments"]) for _, call in calls]
+    assert [list(args) for args in inputs[:5]] == [[PRUNED_INPUT_KEY]] * 5
+    assert inputs[0][PRUNED_INPUT_KEY].endswith(
+        'chars; tool_output {"call": "loop0", "part": "input"} reads it'
+    )
+    # The newest three calls (the results the model works from) keep their inputs; ids and
+    # names stay, so every result still answers its call.
+    assert all("new_text" in args for args in inputs[5:])
+    assert [call["id"] for _, call in calls] == [f"loop{n}" for n in range(8)]
+    assert {call["function"]["name"] for _, call in calls} == {"read_file"}
+    for index, _ in calls[5:]:
+        assert result.messages[index] is messages[index]
+    outputs = [m for m in result.messages if str(m.get("tool_call_id", "")).startswith("loop")]
+    assert not any(cleared(m) for m in outputs), "short outputs say more than a placeholder"
+
+
+def test_small_inputs_stay_and_an_unseen_call_keeps_its_input() -> None:
+    messages = history(1, output_chars=200, reply_chars=40) + tool_loop(6, output_chars=6_000)
+    result = compressor().prune_used(messages)
+    assert result is not None
+    for new, old in zip(result.messages, messages, strict=True):
+        if old.get("tool_calls"):
+            assert new is old  # a path is shorter than its placeholder
+    # A call whose result the model has not read yet keeps its input whatever its size.
+    unseen = [*history(1, output_chars=100, reply_chars=40), *tool_loop(1, edit_chars=3_000)]
+    assert compressor().prune_used(unseen) is None
 
 
 def test_nothing_used_or_pruning_off_means_no_prune() -> None:

@@ -8,14 +8,20 @@ later copy. Old images and documents likewise become a placeholder saying what w
 their captions stay. A tool result's images go too: with its cleared output, or as placeholders
 when the output is kept. The originals stay in the store; a replaced message is a new dict
 without ``"_id"``.
+
+A used call's own input goes the same way when it is large (an edit's old and new text, a new
+file's content): its arguments become one short object saying how to read them again, as
+Anthropic's context editing clears tool inputs with ``clear_tool_inputs``. The call's id and
+name stay, so every result still answers its call.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from agent.attachments import PAYLOAD_PART_TYPES, attachment_of, placeholder_part
-from agent.types import Message, content_text, without_bookkeeping
+from agent.types import Message, ToolCall, content_text, without_bookkeeping
 
 PRUNE_MIN_CHARS = 200
 """Tool outputs longer than this (outside the protected tail) are cleared."""
@@ -26,24 +32,41 @@ PRUNED_FIRST_LINE_CHARS = 80
 DUPLICATE_OUTPUT_TEMPLATE = "[Duplicate of a later {tool} output]"
 """Placeholder for an output that appears again, identical, later in the history."""
 UNKNOWN_TOOL = "tool"
+PRUNE_MIN_INPUT_CHARS = 400
+"""A used call's arguments longer than this (as JSON) are cleared with its output; shorter
+ones (a path, a command) say what the call was and cost less than their placeholder."""
+PRUNED_INPUT_KEY = "input_cleared"
+"""The only key of a cleared call's arguments."""
 KEEP_RECENT_TOOL_RESULTS = 3
 """Inside a turn, clearing used outputs keeps this many newest tool results whole (the model
 usually works from its last few), as Anthropic's context editing keeps its last tool uses."""
 
 
 def first_clearable_in_turn(messages: Sequence[Message]) -> int | None:
-    """The index of the first tool output of the newest turn (after its user message) that a
-    clearing could still shorten, None when there is none: where the next clearing of that
-    turn will start changing the history. Reads only the newest turn."""
-    first: int | None = None
-    for index in range(len(messages) - 1, -1, -1):
+    """The index of the first message of the newest turn (after its user message) that a
+    clearing could still shorten (a tool output, or the assistant message whose call's input
+    is large), None when there is none: where the next clearing of that turn will start
+    changing the history. Reads only the newest turn."""
+    start = len(messages)
+    while start > 0 and messages[start - 1].get("role") != "user":
+        start -= 1
+    owners: dict[str, int] = {}
+    for index in range(start, len(messages)):
         message = messages[index]
         role = message.get("role")
-        if role == "user":
-            break
-        if role == "tool" and is_clearable_output(message.get("content")):
-            first = index
-    return first
+        if role == "assistant":
+            owners.update(
+                (str(call.get("id")), index)
+                for call in message.get("tool_calls") or []
+                if is_clearable_input(call)
+            )
+        elif role == "tool":
+            owner = owners.get(str(message.get("tool_call_id")))
+            if owner is not None:
+                return owner
+            if is_clearable_output(message.get("content")):
+                return index
+    return None
 
 
 def is_clearable_output(content: object) -> bool:
@@ -52,6 +75,26 @@ def is_clearable_output(content: object) -> bool:
     if isinstance(content, str):
         return len(content) > PRUNE_MIN_CHARS and not content.startswith(PRUNED_OUTPUT_PREFIX)
     return isinstance(content, list) and bool(content)
+
+
+def call_arguments_text(call: ToolCall) -> str:
+    """A tool call's arguments as the JSON text the model sent."""
+    arguments = (call.get("function") or {}).get("arguments")
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+
+
+def is_clearable_input(call: ToolCall) -> bool:
+    """Whether a tool call's input is one clearing could shorten: long, not cleared yet."""
+    text = call_arguments_text(call)
+    return len(text) > PRUNE_MIN_INPUT_CHARS and not text.startswith(f'{{"{PRUNED_INPUT_KEY}"')
+
+
+def pruned_input(call_id: str, text: str) -> str:
+    """The arguments that replace a cleared call's input (JSON: providers send an object)."""
+    note = f'{len(text):,} chars; tool_output {{"call": "{call_id}", "part": "input"}} reads it'
+    return json.dumps({PRUNED_INPUT_KEY: note}, ensure_ascii=False)
 
 
 def used_outputs_end(messages: Sequence[Message], floor: int, keep: int) -> int:
@@ -127,7 +170,9 @@ def prune_tool_outputs(
 
     The list keeps its length and order; untouched messages are the same dicts. An output that
     appears again later (anywhere) becomes a duplicate pointer; otherwise an output over
-    ``PRUNE_MIN_CHARS`` becomes a placeholder. Placeholders are only used when shorter.
+    ``PRUNE_MIN_CHARS`` becomes a placeholder. Placeholders are only used when shorter. The
+    calls whose results lie in ``[start, end)`` lose their large inputs
+    (:func:`is_clearable_input`) when their assistant message is at ``start`` or after.
     """
     names = tool_names if tool_names is not None else tool_names_by_call_id(messages)
     last_seen: dict[str, int] = {}
@@ -147,7 +192,41 @@ def prune_tool_outputs(
             pruned[index] = replace_content(message, cleared)
         elif index < bytes_end and (without := without_attachments(message)) is not None:
             pruned[index] = without
+    _clear_used_inputs(pruned, start, end)
     return pruned
+
+
+def _clear_used_inputs(messages: list[Message], start: int, end: int) -> None:
+    """Clear, in place, the large inputs of the calls whose results lie in ``[start, end)``."""
+    used = {
+        str(messages[index].get("tool_call_id"))
+        for index in range(max(0, start), min(end, len(messages)))
+        if messages[index].get("role") == "tool"
+    }
+    if not used:
+        return
+    for index in range(max(0, start), min(end, len(messages))):
+        message = messages[index]
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        if not calls:
+            continue
+        replaced = [
+            _cleared_call(call)
+            if str(call.get("id")) in used and is_clearable_input(call)
+            else call
+            for call in calls
+        ]
+        if any(new is not old for new, old in zip(replaced, calls, strict=True)):
+            copy = without_bookkeeping(message)
+            copy["tool_calls"] = replaced
+            messages[index] = copy
+
+
+def _cleared_call(call: ToolCall) -> ToolCall:
+    """A copy of ``call`` whose arguments say where the cleared input is."""
+    function = dict(call.get("function") or {})
+    function["arguments"] = pruned_input(str(call.get("id")), call_arguments_text(call))
+    return {**call, "function": function}
 
 
 def _cleared_output(
