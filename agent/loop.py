@@ -80,6 +80,17 @@ EMPTY_ANSWER_RETRIES = 1
 StopReason = Literal["final", "max_iterations", "provider_error", "prompt_too_long", "no_answer"]
 
 
+ESCALATED_MAX_TOKENS = 16_000
+"""The answer budget of a call asked again after its answer hit ``max_tokens`` (a whole new
+file, a long edit): billed by what is written, so only a cut answer costs twice."""
+ESCALATION_MARGIN_TOKENS = 256
+"""Kept free of the window beside the prompt and the larger budget."""
+CUT_CALL_NOTICE = (
+    "My answer ran out of room while I was writing a tool call, so I did not make it. "
+    "Ask me to go on in smaller steps."
+)
+
+
 @dataclass(slots=True)
 class TurnResult:
     """What one turn produced."""
@@ -99,6 +110,9 @@ class LoopSettings:
 
     max_tokens: int = 4096
     max_iterations: int = 90
+    context_length: int | None = None
+    """The model's window: an answer cut at ``max_tokens`` is asked again with a larger
+    budget only within it (None: never asked again)."""
     cache_policy: CachePolicy | None = None
     cache_ttl: Callable[[], str] | None = None
     """The session's cache tier ("5m" or "1h"), asked at every call: ``cache_ttl: auto``
@@ -111,6 +125,21 @@ class LoopSettings:
             return self.cache_ttl()
         policy = self.cache_policy
         return FIXED_TTL_FALLBACK if policy is None or policy.ttl == "auto" else policy.ttl
+
+
+def _drop_cut_call(response: ModelResponse) -> None:
+    """An answer cut at ``max_tokens`` even with the larger budget: its last tool call is the
+    one cut short (its input incomplete), so it is not made; the calls before it are whole."""
+    calls = response.tool_calls
+    if not calls:
+        return
+    log.warning("answer cut at max_tokens inside a tool call; that call is not made")
+    if len(calls) > 1:
+        response.message["tool_calls"] = calls[:-1]
+        return
+    response.message.pop("tool_calls", None)
+    if not response.message.get("content"):
+        response.message["content"] = CUT_CALL_NOTICE
 
 
 def _failure_reason(exc: ProviderError) -> str:
@@ -208,6 +237,7 @@ class AgentLoop:
         emergency_used = False
         empty_answers = 0
         iteration = 0
+        budget = self.settings.max_tokens
         while iteration < self.settings.max_iterations:
             trigger = await self.gate.before_call()
             if trigger is not None:
@@ -215,7 +245,7 @@ class AgentLoop:
             started = time.perf_counter()
             response: ModelResponse | None
             try:
-                response = await self._call_model(watcher)
+                response = await self._call_model(watcher, budget)
             except PromptTooLongError as exc:
                 result.wait_seconds += time.perf_counter() - started
                 if emergency_used:
@@ -236,6 +266,14 @@ class AgentLoop:
             result.wait_seconds += time.perf_counter() - started
             if response is not None:
                 result.usages.append(response.usage)
+            if response is not None and (larger := self._larger_budget(response, budget)):
+                # Cut off at max_tokens (a new file, a long edit): asked again with room for
+                # it, instead of a call cut in half or a half answer given as the reply.
+                log.warning("answer cut at max_tokens %d; asking again with %d", budget, larger)
+                budget = larger
+                continue
+            if response is not None and response.stop_reason == "max_tokens":
+                _drop_cut_call(response)
             if response is None or _is_empty(response):
                 # Nothing to show or store: ask again once, then tell the user (never silence).
                 empty_answers += 1
@@ -294,7 +332,20 @@ class AgentLoop:
         result.wait_seconds += time.perf_counter() - started
         result.compactions.append(compaction)
 
-    async def _call_model(self, watcher: GuardedObserver | None) -> ModelResponse:
+    def _larger_budget(self, response: ModelResponse, budget: int) -> int | None:
+        """The answer budget to ask again with when ``response`` stopped at ``budget`` tokens
+        (:data:`ESCALATED_MAX_TOKENS`, within what the window leaves after the prompt), None
+        when it did not or no larger budget fits."""
+        window = self.settings.context_length
+        if response.stop_reason != "max_tokens" or window is None:
+            return None
+        usage = response.usage
+        prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        room = window - prompt - ESCALATION_MARGIN_TOKENS
+        larger = min(ESCALATED_MAX_TOKENS, room)
+        return larger if larger > budget else None
+
+    async def _call_model(self, watcher: GuardedObserver | None, budget: int) -> ModelResponse:
         schemas = self.tools.schemas() or None
         if watcher is not None:
             watcher.model_call_started()
@@ -305,13 +356,13 @@ class AgentLoop:
                 "gen_ai.operation.name": "chat",
                 "gen_ai.system": provider.name,
                 "gen_ai.request.model": provider.model,
-                "gen_ai.request.max_tokens": self.settings.max_tokens,
+                "gen_ai.request.max_tokens": budget,
             },
         ) as span:
             response = await self.context.provider_session.complete(
                 self.marked_history(self.context.messages),
                 tools=schemas,
-                max_tokens=self.settings.max_tokens,
+                max_tokens=budget,
                 on_text=watcher.text_delta if watcher is not None else None,
             )
             span.set(usage_attributes(response.usage))

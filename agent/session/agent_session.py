@@ -101,6 +101,7 @@ class AgentSession:
             LoopSettings(
                 max_tokens=settings.max_tokens,
                 max_iterations=settings.max_iterations,
+                context_length=model.context_length,
                 cache_policy=model.cache_policy,
                 cache_ttl=self.cache_ttl,
             ),

@@ -10,6 +10,7 @@ notice, is counted for ``/usage``, and "continue" finishes the work with the con
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
@@ -262,3 +263,50 @@ async def test_a_turn_at_the_step_limit_says_so_and_continue_finishes_the_work(
     assert any(m.role == "assistant" and "stopped after 8 steps" in str(m.content) for m in stored)
     assert stops == 1
     assert "Stopped at the step limit (8 steps, agent.max_iterations): 1 today" in usage
+
+
+class FileWriter:
+    """Writes a long new file in one call (more than the default answer budget), then
+    answers with what the tool said."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __call__(self, body: dict[str, Any]) -> Reply | str:
+        results = [
+            block
+            for message in body.get("messages", [])
+            for block in message_blocks(message["content"])
+            if block.get("type") == "tool_result"
+        ]
+        if results:
+            content = results[-1]["content"]
+            return content if isinstance(content, str) else message_blocks(content)[0]["text"]
+        call = {"type": "tool_use", "id": "toolu_write", "name": "notes__write"}
+        return Reply(
+            content=[
+                {"type": "text", "text": "Writing the module."},
+                {**call, "input": {"name": "module", "text": self.text}},
+            ],
+            stop_reason="tool_use",
+        )
+
+
+async def test_an_answer_cut_at_max_tokens_is_asked_again_with_room_for_the_whole_call(
+    agent_gateway: GatewayFactory, anthropic: AnthropicEmulator, telegram: TelegramEmulator
+) -> None:
+    text = " ".join(f"line{n}" for n in range(4_000))  # ~8,700 tokens: over 4,096
+    anthropic.reply_fn = FileWriter(text)
+    async with agent_gateway() as gateway:
+        reply = await ask(gateway, telegram, "write the module")
+        [session] = await gateway.app.repo.list_sessions(key=f"telegram:{ALICE}")
+        stored = await gateway.app.repo.all_messages(session.id)
+
+    assert reply == "saved module"
+    first, again = anthropic.requests[0], anthropic.requests[1]
+    # The emulator, like the API, stops at max_tokens: the call did not fit and never ran.
+    assert (first.max_tokens, first.stop_reason) == (4096, "max_tokens")
+    assert again.max_tokens == 16_000 and again.stop_reason == "tool_use"
+    assert again.n_messages == first.n_messages, "the cut answer was not kept"
+    [call] = [call for m in stored if m.role == "assistant" for call in m.tool_calls or []]
+    assert json.loads(call["function"]["arguments"]) == {"name": "module", "text": text}

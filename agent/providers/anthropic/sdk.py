@@ -11,11 +11,10 @@ import importlib
 from typing import Any
 
 import anthropic
-from anthropic.lib.streaming import AsyncMessageStreamManager
 from anthropic.types import Message as SDKMessage
-from anthropic.types import RawMessageStreamEvent
 
 from agent.providers.anthropic.response import from_anthropic_message
+from agent.providers.anthropic.stream_events import StreamedMessage
 from agent.providers.base import (
     MAX_RETRY_WAIT_SECONDS,
     TextSink,
@@ -95,7 +94,8 @@ async def send(
 ) -> ModelResponse:
     """POST an encoded streamed Messages body through the SDK (its retries, errors, events).
 
-    The answer's text is told to ``on_text`` as it streams, if given.
+    The answer's text is told to ``on_text`` as it streams, if given. The events are read as
+    the JSON the server sent and folded by :class:`StreamedMessage` (no typed model per event).
 
     A long body goes out as pieces with its length (no re-encoding, no joining); a short
     one is joined, since one write costs less than several.
@@ -107,16 +107,20 @@ async def send(
         content=content,
         options={"headers": {"Content-Length": str(len(body))}},
         stream=True,
-        stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+        stream_cls=anthropic.AsyncStream[object],
     )
+    streamed = StreamedMessage()
     began = False
     try:
-        async with AsyncMessageStreamManager(request) as stream:
-            began = True
+        stream = await request
+        began = True
+        async with stream:
             async for event in stream:
-                if event.type == "text" and on_text is not None and event.text:
-                    on_text(event.text)
-            final = await stream.get_final_message()
+                if not isinstance(event, dict):
+                    continue
+                text = streamed.add(event)
+                if text and on_text is not None:
+                    on_text(text)
     except anthropic.APIConnectionError as exc:
         if began and not isinstance(exc, anthropic.APITimeoutError):
             # Depending on when the connection drops, the SDK wraps a cut-off stream too.
@@ -126,7 +130,8 @@ async def send(
         raise map_anthropic_error(exc) from exc
     except _TRANSPORT_ERRORS as exc:
         raise _broke_off(exc) from exc
-    if final.stop_reason is None:
+    final = streamed.finish()
+    if final is None or final.get("stop_reason") is None:
         # Every complete answer says why it stopped; this stream ended before message_stop.
         raise IncompleteResponseError(
             "Anthropic stream ended before the answer was complete", retryable=True
