@@ -141,6 +141,9 @@ class AdapterHooks:
     catch_up_from: CatchUpSource | None = None
     on_approval: ApprovalCallback | None = None
     """Told when someone presses an approval prompt's button."""
+    send_gate: Callable[[], None] | None = None
+    """Called before every request to the platform's API; raises to stop it (failover: a
+    gateway that may no longer lead sends nothing, polls nothing)."""
     """Where the messages recorded before this run end, per chat. An adapter whose platform
     does not redeliver what was sent while the bot was offline reads the history after them;
     the others ignore it."""
@@ -178,6 +181,7 @@ class PlatformAdapter(abc.ABC):
         self.commands = hooks.commands
         self.catch_up_from = hooks.catch_up_from
         self.on_approval = hooks.on_approval
+        self.send_gate = hooks.send_gate
 
     @abc.abstractmethod
     async def start(self, on_message: InboundCallback) -> str:

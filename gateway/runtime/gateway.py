@@ -32,6 +32,7 @@ from gateway.platforms.registry import PLATFORMS
 from gateway.reports.totals import health_text
 from gateway.runtime.admission import Admission
 from gateway.runtime.app import App
+from gateway.runtime.election import Election
 from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import pending_messages
 from gateway.runtime.turns import FAILED_TEXT as FAILED_TEXT  # re-exported
@@ -64,8 +65,12 @@ class Gateway:
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         hold_seconds: float = DEFAULT_HOLD_SECONDS,
         commands: CommandRegistry | None = None,
+        election: Election | None = None,
     ) -> None:
         self.app = app
+        self.election = election
+        """Failover: this gateway's standing in the election (None: failover is off). Its
+        send gate is handed to every adapter."""
         self.repo: LifecycleStore = app.repo
         """What the lifecycle itself reads and writes of the store (pending messages, dead
         letters); the repository is handed whole only to the parts it builds, each typed with
@@ -148,6 +153,7 @@ class Gateway:
             commands=self.commands,
             catch_up_from=functools.partial(self._catch_up_start, platform),
             on_approval=self._on_approval,
+            send_gate=self.election.check_may_send if self.election is not None else None,
         )
 
     async def _on_approval(self, press: ApprovalPress) -> str | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -33,7 +33,7 @@ from gateway.store.locations import DATABASE_FILE_NAME as DATABASE_FILE_NAME
 from gateway.store.locations import MIGRATIONS_DIR, VERSION_LOCATIONS
 from gateway.store.locations import default_database_url as default_database_url
 from gateway.store.schema_heads import is_at_head
-from gateway.store.writer import BatchWriter, T, WriteJob
+from gateway.store.writer import BatchWriter, T, WriteFence, WriteJob
 
 if TYPE_CHECKING:
     import alembic.config
@@ -51,6 +51,10 @@ SQLITE_CONNECT_PRAGMAS = (
 
 PROJECT_ROOT = MIGRATIONS_DIR.parent
 """The project folder: ``plugins/context_engine/`` under it holds the bundled engine plugins."""
+
+MIGRATIONS_LOCK_KEY = 0x4845524D_0001
+"""The PostgreSQL advisory lock the migrations run under ("HERM" then 1): gateways started
+together on one database migrate one after the other, the later ones finding nothing to do."""
 
 ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 """The asyncio driver used for a URL that names only the database (``postgresql://...``)."""
@@ -74,10 +78,12 @@ class Store:
     live_anchors: set[tuple[str, str, str]] | None = None
     """(platform, chat, inbound message) of every recent reply shown live, loaded on first use
     (gateway/store/repository_live.py): most replies have none, and need no query to know it."""
+    fence: WriteFence | None = None
+    """Failover: the leader's epoch check every write batch begins with (None: no fencing)."""
     writer: BatchWriter = field(init=False)
 
     def __post_init__(self) -> None:
-        self.writer = BatchWriter(self.engine, self.write_lock, self.sync_engine)
+        self.writer = BatchWriter(self.engine, self.write_lock, self.sync_engine, self.fence)
 
     async def write(self, job: WriteJob[T]) -> T:
         """Run a write job in the next group commit (see :mod:`gateway.store.writer`)."""
@@ -107,17 +113,24 @@ class Store:
         await self.close()
 
 
-def create_store_engine(url: str) -> AsyncEngine:
+def create_store_engine(url: str, *, idle_transaction_seconds: float | None = None) -> AsyncEngine:
     """Build the async engine for ``url`` with the store's connection settings.
 
     A URL naming only the database (``sqlite:///...``, ``postgresql://...``) gets the asyncio
     driver. For SQLite files the parent directory is created and the pragmas in
-    :data:`SQLITE_CONNECT_PRAGMAS` are set on every new connection.
+    :data:`SQLITE_CONNECT_PRAGMAS` are set on every new connection. On PostgreSQL,
+    ``idle_transaction_seconds`` has the server end a session left idle inside a transaction
+    that long (failover: a paused leader's open write, whose row lock would otherwise hold a
+    takeover back until the leader wakes up).
     """
     parsed = _normalise_url(make_url(url))
+    connect_args: dict[str, Any] = {}
+    if idle_transaction_seconds is not None and parsed.drivername.startswith("postgresql"):
+        timeout_ms = str(int(idle_transaction_seconds * 1000))
+        connect_args["server_settings"] = {"idle_in_transaction_session_timeout": timeout_ms}
     # hide_parameters: a database error's text (which ends up in logs) never quotes the values
     # of a statement, i.e. users' messages.
-    engine = create_async_engine(parsed, hide_parameters=True)
+    engine = create_async_engine(parsed, hide_parameters=True, connect_args=connect_args)
     if engine.dialect.name == "sqlite":
         _create_sqlite_parent_dir(parsed)
         event.listen(engine.sync_engine, "connect", _apply_sqlite_pragmas)
@@ -130,10 +143,17 @@ def store_plugins() -> list[PluginMigrations]:
     return find_plugin_migrations((PROJECT_ROOT, hermes_home()))
 
 
-async def open_store(url: str, plugins: Sequence[PluginMigrations] | None = None) -> Store:
+async def open_store(
+    url: str,
+    plugins: Sequence[PluginMigrations] | None = None,
+    *,
+    fence: Fence | None = None,
+) -> Store:
     """Open the database at ``url``, upgrading its schema to the newest revisions first: the
-    core chain, then each of ``plugins`` (by default :func:`store_plugins`)."""
-    engine = create_store_engine(url)
+    core chain, then each of ``plugins`` (by default :func:`store_plugins`). With ``fence``
+    (failover, PostgreSQL) every write batch is fenced by the leader's epoch."""
+    idle = fence.idle_transaction_seconds if fence is not None else None
+    engine = create_store_engine(url, idle_transaction_seconds=idle)
     chains = store_plugins() if plugins is None else plugins
     try:
         # Nearly every start finds the schema current: then alembic is not even imported.
@@ -144,8 +164,20 @@ async def open_store(url: str, plugins: Sequence[PluginMigrations] | None = None
         raise
     sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
     return Store(
-        engine=engine, sessionmaker=sessionmaker, sync_engine=_sqlite_writer_engine(engine)
+        engine=engine,
+        sessionmaker=sessionmaker,
+        sync_engine=_sqlite_writer_engine(engine),
+        fence=fence.check if fence is not None else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """How a leader's store fences its writes: the check every batch begins with, and how
+    long the server lets a session sit idle in a transaction (a paused process's)."""
+
+    check: WriteFence
+    idle_transaction_seconds: float
 
 
 async def upgrade_database(url: str, plugins: Sequence[PluginMigrations] | None = None) -> str:
@@ -191,7 +223,10 @@ async def _all_at_head(engine: AsyncEngine, plugins: Sequence[PluginMigrations])
 
 async def _upgrade_to_head(engine: AsyncEngine, plugins: Sequence[PluginMigrations]) -> str:
     """Run ``alembic upgrade head`` for the core chain, then for each plugin's, on one
-    connection of ``engine`` inside the running loop; returns the core revision."""
+    connection of ``engine`` inside the running loop; returns the core revision.
+
+    On PostgreSQL the whole upgrade runs in one transaction holding
+    :data:`MIGRATIONS_LOCK_KEY`, so any number of gateways started at once migrate once."""
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 
@@ -207,6 +242,11 @@ async def _upgrade_to_head(engine: AsyncEngine, plugins: Sequence[PluginMigratio
         return revision
 
     async with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # Held to the commit: a second host waits here, then finds every chain at head.
+            await connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATIONS_LOCK_KEY}
+            )
         return await connection.run_sync(upgrade)
 
 
@@ -235,6 +275,11 @@ def _begin_immediate(connection: Connection) -> None:
     # IMMEDIATE takes SQLite's write lock at BEGIN: the reads inside a write job see the state
     # it writes over, even if another process writes to the file too.
     connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def async_url(url: str) -> URL:
+    """``url`` with the asyncio driver the store uses for its backend."""
+    return _normalise_url(make_url(url))
 
 
 def _normalise_url(url: URL) -> URL:

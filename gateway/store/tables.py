@@ -490,6 +490,39 @@ class DeadLetterRow(Base):
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class GatewayLeaseRow(Base):
+    """The leadership of a group of gateways sharing this database (``gateway.failover``):
+    who holds it, under which epoch (the fencing token every leader write carries), until
+    when (the database's clock). One row per group; written only by
+    :mod:`gateway.store.leases`."""
+
+    __tablename__ = "gateway_leases"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    epoch: Mapped[int] = mapped_column(Integer, default=0)
+    holder: Mapped[str | None] = mapped_column(String, nullable=True)
+    host: Mapped[str | None] = mapped_column(String, nullable=True)
+    pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    backend_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    takeovers: Mapped[int] = mapped_column(Integer, default=0)
+    acquired_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    renewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class GatewayMemberRow(Base):
+    """A gateway process seen in the election (leader or standby), heartbeating ``seen_at``."""
+
+    __tablename__ = "gateway_members"
+
+    member: Mapped[str] = mapped_column(String, primary_key=True)
+    host: Mapped[str] = mapped_column(String)
+    pid: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
 metadata = Base.metadata
 """The schema's MetaData, used by the alembic environment (autogenerate) and the tests."""
 

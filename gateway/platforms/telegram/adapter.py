@@ -52,6 +52,7 @@ from gateway.platforms.telegram.approvals import (
     closed_text,
     parse_callback_data,
 )
+from gateway.platforms.telegram.gate import GatedRateLimiter
 from gateway.platforms.telegram.intake import (
     PLATFORM,
     MessageReader,
@@ -127,10 +128,15 @@ class TelegramAdapter(PlatformAdapter):
         self.typing_delay = settings.typing_delay
         # Typed as Any: each builder call changes ApplicationBuilder's generic parameters.
         builder: Any = ApplicationBuilder().token(token).updater(None)
-        limiter = AIORateLimiter(
+        limits: dict[str, Any] = dict(
             overall_max_rate=settings.rate_limit_per_second,
             group_max_rate=settings.rate_limit_per_group_per_minute,
             max_retries=RATE_LIMIT_RETRIES,
+        )
+        limiter = (
+            AIORateLimiter(**limits)
+            if self.send_gate is None
+            else GatedRateLimiter(self.send_gate, **limits)
         )
         builder = builder.rate_limiter(limiter)
         if settings.base_url:
