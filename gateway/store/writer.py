@@ -114,6 +114,8 @@ class BatchWriter:
             # store (e.g. reload a context after /stop), then pass the cancellation on.
             with contextlib.suppress(Exception):
                 await asyncio.wait({queued.future})
+                if not queued.future.cancelled():
+                    queued.future.exception()  # retrieved: the cancellation is what we report
             raise
 
     async def close(self) -> None:

@@ -157,7 +157,13 @@ class TelegramAdapter(PlatformAdapter):
             self.keep_dead_letter,
             self._on_press,
         )
-        self._poller = Poller(lambda: self.bot, settings, self._intake.take, self._token_revoked)
+        self._poller = Poller(
+            lambda: self.bot,
+            settings,
+            self._intake.take,
+            self._token_revoked,
+            gate=self.send_gate,
+        )
         self._webhook: WebhookServer | None = None
         self.webhook_port: int | None = None
         """The port the webhook server bound (webhook mode, once started)."""
