@@ -263,4 +263,3 @@ def read_logs(cluster: Cluster) -> dict[str, str]:
         member.name: member.log.read_text(errors="replace") if member.log.exists() else ""
         for member in cluster.members
     }
-

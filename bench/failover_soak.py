@@ -1,7 +1,8 @@
 """Failover soak: several gateways on one PostgreSQL database while chats write; the leader is
 killed (SIGKILL) or paused longer than its lease (SIGSTOP, then SIGCONT once a standby took
-over) round after round. Then every message must be answered exactly once, nothing lost from
-the store, and no gateway may have called the Bot API after it woke up fenced.
+over), or every host is killed and started again, round after round. Then every message must
+be answered exactly once, nothing lost from the store, and no gateway may have called the Bot
+API after it woke up fenced.
 
 The chats, the model's answers and the transcript checks are the kill soak's
 (:mod:`bench.soak_checks`). Used by ``tests/gateway/test_failover_soak.py`` and runnable alone:
@@ -38,7 +39,7 @@ from sandbox.telegram_api import TelegramEmulator
 
 FIRST_CHAT = 7001
 SETTLE_TIMEOUT_SECONDS = 120.0
-Action = Literal["kill", "pause"]
+Action = Literal["kill", "pause", "restart_all"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class FailoverSoakReport:
     messages: int
     kills: int = 0
     pauses: int = 0
+    restarts_of_all: int = 0
     takeover_seconds: dict[str, list[float]] = field(default_factory=dict)
     """From the action to the next leader polling Telegram, per action."""
     bot_messages: int = 0
@@ -75,6 +77,8 @@ class FailoverSoakReport:
     """Parts a kill left in doubt that the next leader found delivered (not sent again)."""
     calls_after_waking: int = 0
     """Bot API calls of a paused leader after SIGCONT (must be 0)."""
+    step_downs: int = 0
+    """Terms ended by a lost lease (a woken leader's, and any renewal that came too late)."""
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -112,6 +116,19 @@ async def _kill_round(cluster: Cluster, report: FailoverSoakReport) -> None:
     report.takeover_seconds.setdefault("kill", []).append(round(time.monotonic() - started, 2))
     report.kills += 1
     await cluster.start(leader)  # the host comes back, as a standby
+
+
+async def _restart_all_round(cluster: Cluster, report: FailoverSoakReport) -> None:
+    """Every host dies at once (SIGKILL) and comes back: the schema is current, one of them
+    leads again and takes up what the store says."""
+    _, lease = await cluster.wait_serving()
+    started = time.monotonic()
+    await asyncio.gather(*(cluster.kill(member) for member in cluster.members))
+    await asyncio.gather(*(cluster.start(member) for member in cluster.members))
+    await cluster.wait_serving(after_epoch=lease.epoch)
+    elapsed = round(time.monotonic() - started, 2)
+    report.takeover_seconds.setdefault("restart_all", []).append(elapsed)
+    report.restarts_of_all += 1
 
 
 async def _pause_round(cluster: Cluster, report: FailoverSoakReport) -> tuple[Member, float]:
@@ -186,6 +203,8 @@ async def run_failover_soak(
                 awake = None
             if action == "kill":
                 await _kill_round(cluster, report)
+            elif action == "restart_all":
+                await _restart_all_round(cluster, report)
             else:
                 awake = await _pause_round(cluster, report)
         await users
@@ -204,6 +223,7 @@ async def run_failover_soak(
             report.problems += check_transcript(chat, sent, settings.messages)
         logs = read_logs(cluster)
     report.problems += await _check_store(pg_url, chats, settings.messages)
+    report.step_downs = sum(log.count("failover: stepping down") for log in logs.values())
     report.parts_found_after_takeover = sum(
         log.count("was delivered before the restart") for log in logs.values()
     )
@@ -240,7 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=30, help="per chat")
     parser.add_argument("--seed", type=int, default=FailoverSoakSettings.seed)
     args = parser.parse_args(argv)
-    schedule: tuple[Action, ...] = tuple("kill" if n % 2 == 0 else "pause" for n in range(args.rounds))
+    schedule: tuple[Action, ...] = tuple(
+        "kill" if n % 2 == 0 else "pause" for n in range(args.rounds)
+    )
     settings = FailoverSoakSettings(
         chats=args.chats, messages=args.messages, schedule=schedule, seed=args.seed
     )

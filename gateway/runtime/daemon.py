@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -30,6 +31,13 @@ EXIT_NO_ADAPTER_LEFT = 3
 """Every adapter stopped for good (e.g. its token was revoked): nothing left to serve."""
 EXIT_ALREADY_RUNNING = 4
 
+
+PROVIDER_SDK_MODULES = {
+    "anthropic": "agent.providers.anthropic.sdk",
+    "openrouter": "agent.providers.openai.sdk",
+    "openai_compat": "agent.providers.openai.sdk",
+}
+"""The SDK each provider imports on first use (seconds of CPU: a standby imports it early)."""
 
 Beside = Callable[[Gateway], AbstractAsyncContextManager[object]]
 """Something served beside the started gateway, stopped after it (the dashboard: it sits
@@ -74,6 +82,7 @@ async def run_with_failover(config: Config, also_serve: Sequence[Beside] = ()) -
     lease_seconds = config.gateway.failover.lease_seconds
     with stop_signals() as stop:
         await upgrade_database(url)
+        _ready_to_lead(config)
         async with Election(url, lease_seconds) as election:
             log.info("failover: standing by as %s (lease %g s)", election.me.holder, lease_seconds)
             while True:
@@ -83,6 +92,15 @@ async def run_with_failover(config: Config, also_serve: Sequence[Beside] = ()) -
                 if code is not None:
                     return code
                 log.warning("failover: standing by again as %s", election.me.holder)
+
+
+def _ready_to_lead(config: Config) -> None:
+    """Import the model SDK now, before joining the election: imported at the start of a term
+    (on a thread, as a lone daemon does) it holds the interpreter for seconds on a busy host,
+    long enough for a short lease to lapse before its first renewal."""
+    module = PROVIDER_SDK_MODULES.get(config.model.provider)
+    if module is not None:
+        importlib.import_module(module)
 
 
 async def _until_elected(election: Election, stop: asyncio.Event) -> bool:

@@ -23,8 +23,8 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
 from types import TracebackType
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -34,7 +34,7 @@ from sqlalchemy.pool import NullPool
 from gateway.messages.failures import failure_summary
 from gateway.store import leases
 from gateway.store.db import Fence, async_url
-from gateway.store.leases import LEADER, STANDBY, Lease, LeaseFence, Member, MemberIdentity
+from gateway.store.leases import LEADER, STANDBY, Lease, LeaseFence, MemberIdentity
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,6 @@ within about this long."""
 SEND_WINDOW_FRACTION = 0.9
 """Of the lease a renewal vouches for, the part in which this leader still sends: the rest is
 a margin for the two clocks (ours and the database's) running apart."""
-MEMBER_SEEN_LEASES = 3
-"""A member whose heartbeat is older than three leases is no longer listed as seen."""
 
 
 class NotLeaderError(RuntimeError):
@@ -96,6 +94,7 @@ class Election:
         self._engine: AsyncEngine | None = None
         self._connection: AsyncConnection | None = None
         self._keeper: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
 
     async def __aenter__(self) -> Election:
         await self._connect()
@@ -113,10 +112,13 @@ class Election:
             with suppress(asyncio.CancelledError):
                 await self._keeper
         with suppress(SQLAlchemyError, OSError):
-            if self.epoch is not None:
-                await leases.release(await self._conn(), self.epoch)
-                log.info("failover: lease released (epoch %d): a standby takes over", self.epoch)
-            await leases.leave(await self._conn(), self.me)
+            async with self._session() as connection:
+                if self.epoch is not None:
+                    await leases.release(connection, self.epoch)
+                    log.info(
+                        "failover: lease released (epoch %d): a standby takes over", self.epoch
+                    )
+                await leases.leave(connection, self.me)
         self.epoch = None
         await self._disconnect()
         if self._engine is not None:
@@ -135,8 +137,8 @@ class Election:
 
     async def _try_take(self) -> int | None:
         started = self._clock()
-        connection = await self._conn()
-        epoch = await leases.try_take(connection, self.me, self.lease_seconds)
+        async with self._session() as connection:
+            epoch = await leases.try_take(connection, self.me, self.lease_seconds)
         self.round_trips += 1
         if epoch is None:
             return None
@@ -155,7 +157,9 @@ class Election:
         """The store fence of the current term (see :class:`~gateway.store.leases.LeaseFence`)."""
         if self.epoch is None:
             raise NotLeaderError("no term to fence: this gateway stands by")
-        check = LeaseFence(self.epoch, lambda: self.step_down("a write was refused (fenced)"))
+        check = LeaseFence(
+            self.epoch, lambda: self.epoch, lambda: self.step_down("a write was refused (fenced)")
+        )
         return Fence(check=check, idle_transaction_seconds=self.lease_seconds)
 
     def check_may_send(self) -> None:
@@ -192,11 +196,13 @@ class Election:
                     self.step_down(f"the lease could not be renewed ({failure_summary(exc)})")
                 else:
                     log.warning("failover: database unreachable: %s", failure_summary(exc))
-                await self._disconnect()
+                async with self._lock:
+                    await self._disconnect()
 
     async def _renew(self, epoch: int) -> None:
         started = self._clock()
-        renewed = await leases.renew(await self._conn(), epoch, self.lease_seconds)
+        async with self._session() as connection:
+            renewed = await leases.renew(connection, epoch, self.lease_seconds)
         self.round_trips += 1
         if self.epoch != epoch:
             return  # stepped down meanwhile
@@ -208,7 +214,8 @@ class Election:
 
     async def _watch_leader(self) -> None:
         """Read the lease; one INFO line each time a standby sees another leader."""
-        lease = await leases.read_lease(await self._conn())
+        async with self._session() as connection:
+            lease = await leases.read_lease(connection)
         self.round_trips += 1
         if lease is None:
             return
@@ -219,18 +226,9 @@ class Election:
             log.info("failover: standing by; %s leads (epoch %d)", lease.holder, lease.epoch)
 
     async def _beat(self, role: str) -> None:
-        await leases.heartbeat(await self._conn(), self.me, role)
+        async with self._session() as connection:
+            await leases.heartbeat(connection, self.me, role)
         self.round_trips += 1
-
-    # -- what operators see ------------------------------------------------------------------
-
-    async def status(self) -> tuple[Lease | None, list[Member]]:
-        """The lease and the members seen, read now on the election's connection."""
-        connection = await self._conn()
-        lease = await leases.read_lease(connection)
-        members = await leases.members_seen(connection, self.lease_seconds * MEMBER_SEEN_LEASES)
-        self.round_trips += 2
-        return lease, members
 
     # -- the dedicated connection ------------------------------------------------------------
 
@@ -243,11 +241,15 @@ class Election:
         self._connection = await connection.execution_options(isolation_level="AUTOCOMMIT")
         await leases.ensure_lease(self._connection)
 
-    async def _conn(self) -> AsyncConnection:
-        if self._connection is None or self._connection.closed:
-            await self._connect()
-        assert self._connection is not None
-        return self._connection
+    @asynccontextmanager
+    async def _session(self) -> AsyncIterator[AsyncConnection]:
+        """The dedicated connection, for one task at a time (the keeper, the campaign and
+        the status readers share it; a driver connection runs one operation at a time)."""
+        async with self._lock:
+            if self._connection is None or self._connection.closed:
+                await self._connect()
+            assert self._connection is not None
+            yield self._connection
 
     async def _disconnect(self) -> None:
         """Close the connection (the next use opens a new one)."""

@@ -29,6 +29,7 @@ from gateway.messages.inbound import InboundMessage
 from gateway.messages.turn_text import MESSAGE_SEPARATOR as MESSAGE_SEPARATOR
 from gateway.platforms.base import AdapterHooks, ApprovalPress, PlatformAuthError
 from gateway.platforms.registry import PLATFORMS
+from gateway.reports.failover import failover_lines
 from gateway.reports.totals import health_text
 from gateway.runtime.admission import Admission
 from gateway.runtime.app import App
@@ -275,7 +276,10 @@ class Gateway:
     async def health_text(self) -> str:
         """The daemon's own health, for an admin's ``/status``."""
         failures = {adapter.name: adapter.failure for adapter in self.adapters.values()}
-        return health_text(await self.repo.count_dead_letters(), failures)
+        text = health_text(await self.repo.count_dead_letters(), failures)
+        if self.election is None:
+            return text
+        return "\n".join([text, *failover_lines(await self.repo.failover_state())])
 
     # -- idleness --------------------------------------------------------------------------
 

@@ -199,14 +199,19 @@ async def members_seen(connection: AsyncConnection, within_seconds: float) -> li
 class LeaseFence:
     """The check the store's writer runs first in every batch while this gateway leads.
 
-    Raises :class:`LeaseLostError` (after telling ``on_refused``) when the lease row holds
-    another epoch. The ``FOR SHARE`` row lock holds a takeover back until the batch commits.
+    Raises :class:`LeaseLostError` when the term already ended here (``current``, this
+    gateway's epoch now, differs: no round trip) or when the lease row holds another epoch
+    (after telling ``on_refused``). The ``FOR SHARE`` row lock holds a takeover back until
+    the batch commits.
     """
 
     epoch: int
+    current: Callable[[], int | None]
     on_refused: Callable[[], None]
 
     def __call__(self, connection: Connection) -> None:
+        if self.current() != self.epoch:
+            raise LeaseLostError(self.epoch)
         row = connection.execute(_FENCE, {"name": LEASE_NAME, "epoch": self.epoch}).first()
         if row is None:
             self.on_refused()

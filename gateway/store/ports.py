@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     )
     from gateway.store.repository_dashboard import DayUsageGroup, SessionListing, UserDaySpend
     from gateway.store.repository_dead_letters import DeadLetterRecord
+    from gateway.store.repository_failover import FailoverState
     from gateway.store.repository_forget import ForgetReport, OwnedData
     from gateway.store.repository_tool_calls import ToolCallStats
     from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
@@ -231,6 +232,8 @@ class LifecycleStore(InboundMarks, Protocol):
     lifecycle: start, resume, idle waits, health, housekeeping)."""
 
     async def pending_inbound(self, platform: str | None = ...) -> list[InboundRecord]: ...
+
+    async def failover_state(self) -> FailoverState | None: ...
 
     async def newest_inbound_per_chat(self, platform: str) -> dict[str, str]: ...
 
@@ -468,6 +471,8 @@ class DashboardStore(Protocol):
     ) -> list[SessionListing]: ...
 
     async def get_session(self, session_id: int) -> SessionRecord | None: ...
+
+    async def failover_state(self) -> FailoverState | None: ...
 
     async def all_messages(self, session_id: int) -> list[MessageRecord]: ...
 

@@ -19,7 +19,8 @@
 * recall (``repository_recall``): searching the earlier sessions an owner may see;
 * MCP tool lists and large tool outputs (``repository_mcp``);
 * tool calls (``repository_tool_calls``): each call's tool, time and outcome, per-tool sums;
-* voice (``repository_voice``): each chat's ``/voice`` mode, characters spoken per answer.
+* voice (``repository_voice``): each chat's ``/voice`` mode, characters spoken per answer;
+* failover (``repository_failover``): who leads, the standbys seen, takeovers.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -40,6 +41,7 @@ from gateway.store.repository_catchup import CatchUpQueries
 from gateway.store.repository_dashboard import DashboardQueries
 from gateway.store.repository_dead_letters import DeadLetterQueries
 from gateway.store.repository_export import ExportQueries
+from gateway.store.repository_failover import FailoverQueries
 from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_jobs import JobQueries
@@ -82,6 +84,7 @@ class Repository(
     DeadLetterQueries,
     LiveMessageQueries,
     DashboardQueries,
+    FailoverQueries,
     MemoryQueries,
     ApprovalQueries,
     JobQueries,

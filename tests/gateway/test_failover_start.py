@@ -3,9 +3,15 @@ migrated once, one gateway leads and serves, the others stand by; none exits."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from bench.failover_cluster import read_logs, running_cluster
+from gateway.cli.doctor import store_checks
+from gateway.reports.failover import failover_lines
+from gateway.store.db import open_store
+from gateway.store.repository import Repository
+from gateway.store.repository_failover import FailoverState
 from sandbox.anthropic_api import AnthropicEmulator
 from sandbox.telegram_api import TelegramEmulator
 from tests.gateway.conftest import ALICE
@@ -16,11 +22,14 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
 ) -> None:
     async with running_cluster(tmp_path, pg_url, telegram, anthropic, size=3) as cluster:
         leader, lease = await cluster.wait_serving()
+        leader_pid = leader.pid
         telegram.push_message(ALICE, "hello from the group")
         await telegram.wait_for_sent(ALICE, 1, timeout=30)
         standbys = [member for member in cluster.members if member is not leader]
         for member in standbys:
             assert member.pid is not None, read_logs(cluster)[member.name]
+        state = await seen_state(pg_url, {m.pid for m in standbys})
+        doctor = await store_checks(pg_url, failover=True)
         # Standbys first: a leader stopping cleanly hands the lease to a standby at once.
         codes = [await cluster.stop(member) for member in [*standbys, leader]]
     logs = read_logs(cluster)
@@ -34,3 +43,25 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
         assert cluster.calls_by(member, since=0.0) == []
     [reply] = telegram.sent_messages(ALICE)
     assert reply["text"].startswith("Noted: hello from the group")
+    # Who leads and who stands by, as /status, hermes doctor and the dashboard say it.
+    assert state.lease.pid == leader_pid
+    leads, seen = failover_lines(state)
+    assert leads.startswith(f"Failover: {state.lease.holder} leads since ")
+    assert leads.endswith("(epoch 1, 0 takeovers)")
+    assert seen.startswith("Standbys seen: ") and seen.count(" s ago)") == 2
+    assert ("ok", leads) in doctor and ("ok", seen) in doctor
+
+
+async def seen_state(pg_url: str, standby_pids: set[int | None]) -> FailoverState:
+    """The election's state once every standby has reported itself (heartbeats)."""
+    store = await open_store(pg_url)
+    try:
+        repo = Repository(store)
+        async with asyncio.timeout(30):
+            while True:
+                state = await repo.failover_state()
+                if state is not None and {m.pid for m in state.standbys} == standby_pids:
+                    return state
+                await asyncio.sleep(0.1)
+    finally:
+        await store.close()

@@ -42,7 +42,9 @@ async def test_migrations_run_once_when_three_stores_open_together_on_an_empty_d
     stores = await asyncio.gather(*(open_store(pg_url) for _ in range(3)))
     try:
         async with stores[0].engine.connect() as connection:
-            heads = (await connection.execute(text("SELECT count(*) FROM alembic_version"))).scalar()
+            heads = (
+                await connection.execute(text("SELECT count(*) FROM alembic_version"))
+            ).scalar()
         assert heads == 1
     finally:
         for store in stores:
@@ -98,9 +100,15 @@ async def test_writes_of_an_old_epoch_are_refused_by_the_database(pg_url: str) -
     refused: list[int] = []
     store = await open_store(
         pg_url,
-        fence=Fence(LeaseFence(1, lambda: refused.append(1)), idle_transaction_seconds=5),
+        fence=Fence(
+            LeaseFence(1, lambda: 1, lambda: refused.append(1)), idle_transaction_seconds=5
+        ),
     )
     try:
+        async with store.engine.connect() as connection:
+            setting = "SHOW idle_in_transaction_session_timeout"
+            # A paused leader's open write cannot hold a takeover back for longer than this.
+            assert (await connection.execute(text(setting))).scalar() == "5s"
         async with election_connection(pg_url) as one, election_connection(pg_url) as two:
             assert await leases.try_take(one, ONE, LEASE) == 1
             repo = Repository(store)
