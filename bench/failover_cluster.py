@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 from sqlalchemy.exc import ProgrammingError
@@ -37,6 +38,8 @@ TELEGRAM_TOKEN_ENV = "HERMES_FAILOVER_TELEGRAM_TOKEN"
 START_TIMEOUT_SECONDS = 90.0
 """Fresh interpreters importing the SDKs, several at once, on a busy machine."""
 STOP_TIMEOUT_SECONDS = 40.0
+RECEIVING_METHODS = frozenset({"getUpdates", "setWebhook"})
+"""The Bot API calls a leader makes once it receives (polling, or webhook mode)."""
 WAIT_STEP_SECONDS = 0.05
 """How often a wait reads the lease row or the emulator's records again (no event tells)."""
 
@@ -47,8 +50,10 @@ def write_config(
     telegram: TelegramEmulator,
     anthropic: AnthropicEmulator,
     lease_seconds: float,
+    telegram_settings: dict[str, Any] | None = None,
 ) -> Path:
-    """The one config every member runs with (failover on, the emulators, ``pg_url``)."""
+    """The one config every member runs with (failover on, the emulators, ``pg_url``);
+    ``telegram_settings`` adds to or overrides ``platforms.telegram``."""
     config = parse_config(
         {
             "model": {"base_url": anthropic.base_url, "api_key_env": MODEL_KEY_ENV},
@@ -62,6 +67,7 @@ def write_config(
                     "allow_all": True,
                     "poll_timeout": 1,
                     "typing_delay": 0,
+                    **(telegram_settings or {}),
                 }
             },
             "gateway": {
@@ -105,10 +111,12 @@ class Cluster:
         pg_url: str,
         telegram: TelegramEmulator,
         size: int,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.config = config
         self.pg_url = pg_url
         self.telegram = telegram
+        self._extra_env = env or {}
         self.members = [self._member(workdir, f"g{n}") for n in range(size)]
         self._engine: AsyncEngine | None = None
         self._connection: AsyncConnection | None = None
@@ -123,6 +131,7 @@ class Cluster:
             "HERMES_HOME": str(home),
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",
+            **self._extra_env,
         }
         return Member(name, home, workdir / f"{name}.log", env)
 
@@ -226,8 +235,9 @@ class Cluster:
         return time.monotonic() - max(age, 0.0)
 
     def _polled_since(self, member: Member, since: float) -> bool:
+        """Whether ``member`` polled (or set its webhook, in webhook mode) since ``since``."""
         return any(
-            tag == member.name and method == "getUpdates" and at >= since
+            tag == member.name and method in RECEIVING_METHODS and at >= since
             for tag, method, at in self.telegram.callers
         )
 
@@ -249,10 +259,13 @@ async def running_cluster(
     *,
     size: int = 3,
     lease_seconds: float = 2.0,
+    telegram_settings: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Cluster]:
-    """A cluster of ``size`` members on ``pg_url``, started together; killed on the way out."""
-    config = write_config(workdir, pg_url, telegram, anthropic, lease_seconds)
-    async with Cluster(workdir, config, pg_url, telegram, size) as cluster:
+    """A cluster of ``size`` members on ``pg_url``, started together; killed on the way out.
+    ``env`` is added to every member's environment."""
+    config = write_config(workdir, pg_url, telegram, anthropic, lease_seconds, telegram_settings)
+    async with Cluster(workdir, config, pg_url, telegram, size, env) as cluster:
         await asyncio.gather(*(cluster.start(member) for member in cluster.members))
         yield cluster
 

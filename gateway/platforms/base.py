@@ -13,7 +13,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.media_items import MediaItem, MediaUnavailable
@@ -186,6 +186,16 @@ class PlatformAdapter(abc.ABC):
     @abc.abstractmethod
     async def start(self, on_message: InboundCallback) -> str:
         """Connect and start receiving; returns a description such as ``@name`` for the log."""
+
+    @property
+    def webhook_mode(self) -> bool:
+        """Whether the platform POSTs updates to us (failover: standbys may receive some and
+        keep them for the leader, :meth:`take_webhook_update`)."""
+        return False
+
+    async def take_webhook_update(self, data: dict[str, Any]) -> None:
+        """Take in an update another host received by webhook, as if POSTed here."""
+        raise NotImplementedError(f"{self.name} receives no webhook updates")
 
     async def stop_receiving(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Stop taking new messages; replies can still be sent until :meth:`stop`."""

@@ -15,11 +15,13 @@ from contextlib import AbstractAsyncContextManager
 from gateway.config.schema import Config, ConfigError, database_url, hermes_home
 from gateway.messages.failures import failure_summary
 from gateway.platforms.registry import PLATFORMS
+from gateway.platforms.telegram.settings import TelegramSettings
 from gateway.runtime.app import configure_logging, open_app
 from gateway.runtime.daemon_lock import DaemonLock, DaemonRunningError
 from gateway.runtime.election import Election
 from gateway.runtime.event_loop import first_of, running_loop_name, stop_signals
 from gateway.runtime.gateway import Gateway
+from gateway.runtime.webhook_inbox import StandbyWebhook, standby_webhook_settings
 from gateway.store.db import upgrade_database
 
 log = logging.getLogger(__name__)
@@ -81,12 +83,15 @@ async def run_with_failover(config: Config, also_serve: Sequence[Beside] = ()) -
     url = database_url(config)
     lease_seconds = config.gateway.failover.lease_seconds
     with stop_signals() as stop:
+        webhook = standby_webhook_settings(config)  # a missing shared secret fails first
         await upgrade_database(url)
         _ready_to_lead(config)
         async with Election(url, lease_seconds) as election:
             log.info("failover: standing by as %s (lease %g s)", election.me.holder, lease_seconds)
             while True:
-                if not await _until_elected(election, stop):
+                async with _standing_by(webhook, election):
+                    elected = await _until_elected(election, stop)
+                if not elected:
                     return EXIT_OK
                 code = await _serve_term(config, also_serve, election, stop)
                 if code is not None:
@@ -101,6 +106,16 @@ def _ready_to_lead(config: Config) -> None:
     module = PROVIDER_SDK_MODULES.get(config.model.provider)
     if module is not None:
         importlib.import_module(module)
+
+
+def _standing_by(
+    webhook: TelegramSettings | None, election: Election
+) -> contextlib.AbstractAsyncContextManager[object]:
+    """What a standby serves: Telegram's webhook endpoint (keeping updates for the leader),
+    when Telegram runs in webhook mode; nothing otherwise."""
+    if webhook is None:
+        return contextlib.nullcontext()
+    return StandbyWebhook(webhook, election)
 
 
 async def _until_elected(election: Election, stop: asyncio.Event) -> bool:

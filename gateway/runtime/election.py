@@ -23,9 +23,10 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
+from typing import TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -37,6 +38,8 @@ from gateway.store.db import Fence, async_url
 from gateway.store.leases import LEADER, STANDBY, Lease, LeaseFence, MemberIdentity
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 RENEWALS_PER_LEASE = 3
 """The leader renews three times per lease: two renewals may be lost before it must stop."""
@@ -229,6 +232,12 @@ class Election:
         async with self._session() as connection:
             await leases.heartbeat(connection, self.me, role)
         self.round_trips += 1
+
+    async def use(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        """Run ``work`` on the election's connection (a standby's only one: the webhook
+        inbox writes there)."""
+        async with self._session() as connection:
+            return await work(connection)
 
     # -- the dedicated connection ------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import pending_messages
 from gateway.runtime.turns import FAILED_TEXT as FAILED_TEXT  # re-exported
 from gateway.runtime.turns import TurnRunner
+from gateway.runtime.webhook_inbox import take_kept_updates
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.store.ports import LifecycleStore
 from gateway.store.records import InboundRecord
@@ -127,6 +128,8 @@ class Gateway:
         self.scheduler = self._job_scheduler()
         """Runs scheduled jobs as turns (None: ``jobs.enabled`` is off)."""
         self._scheduling: asyncio.Task[None] | None = None
+        self._inbox_tasks: list[asyncio.Task[None]] = []
+        """Failover: the loops taking in webhook updates standbys kept."""
 
     def _job_scheduler(self) -> JobScheduler | None:
         """Scheduled jobs' runs, admitted and dispatched as messages (None: jobs are off)."""
@@ -186,9 +189,20 @@ class Gateway:
             self._housekeeping = asyncio.create_task(self._prune_dead_letters_daily())
             if self.scheduler is not None:  # after the resume: a claimed run is resumed once
                 self._scheduling = asyncio.create_task(self.scheduler.run())
+            self._take_kept_updates()
         finally:
             # Even a failed start must not leave live messages waiting forever.
             self._resumed.set()
+
+    def _take_kept_updates(self) -> None:
+        """Failover: take in the webhook updates standbys received, for each adapter that
+        runs in webhook mode (see :mod:`gateway.runtime.webhook_inbox`)."""
+        if self.election is None:
+            return
+        for adapter in self.adapters.values():
+            if adapter.webhook_mode and adapter.failure is None:
+                task = asyncio.create_task(take_kept_updates(self.app.repo, adapter))
+                self._inbox_tasks.append(task)
 
     async def prune_dead_letters(self) -> int:
         """Delete quarantined updates older than ``gateway.dead_letter_days``."""
@@ -225,6 +239,8 @@ class Gateway:
         """Stop receiving, let running turns finish within the grace period, disconnect."""
         if self._scheduling is not None:
             self._scheduling.cancel()
+        for task in self._inbox_tasks:
+            task.cancel()
         for adapter in self.adapters.values():
             await adapter.stop_receiving()
         if not await self.workers.drain(grace_seconds):

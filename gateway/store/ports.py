@@ -227,6 +227,16 @@ class TurnStore(InboundMarks, Protocol):
 
 
 @runtime_checkable
+class WebhookInbox(Protocol):
+    """Updates standbys received by webhook, as the leader takes them in (failover)."""
+
+    async def waiting_webhook_updates(
+        self, platform: str, limit: int = ...
+    ) -> list[dict[str, Any]]: ...
+
+    async def drop_webhook_updates(self, platform: str, update_ids: list[int]) -> None: ...
+
+
 class LifecycleStore(InboundMarks, Protocol):
     """What was left pending, where catch-up starts, quarantined updates (the daemon's
     lifecycle: start, resume, idle waits, health, housekeeping)."""

@@ -20,7 +20,8 @@
 * MCP tool lists and large tool outputs (``repository_mcp``);
 * tool calls (``repository_tool_calls``): each call's tool, time and outcome, per-tool sums;
 * voice (``repository_voice``): each chat's ``/voice`` mode, characters spoken per answer;
-* failover (``repository_failover``): who leads, the standbys seen, takeovers.
+* failover (``repository_failover``): who leads, the standbys seen, takeovers; the webhook
+  inbox (``webhook_inbox``): updates a standby received, for the leader.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -61,6 +62,7 @@ from gateway.store.repository_turn_stops import TurnStopQueries
 from gateway.store.repository_usage import UsageQueries
 from gateway.store.repository_users import UserQueries
 from gateway.store.repository_voice import VoiceQueries
+from gateway.store.webhook_inbox import WebhookInboxQueries
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -85,6 +87,7 @@ class Repository(
     LiveMessageQueries,
     DashboardQueries,
     FailoverQueries,
+    WebhookInboxQueries,
     MemoryQueries,
     ApprovalQueries,
     JobQueries,

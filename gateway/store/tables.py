@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -521,6 +522,18 @@ class GatewayMemberRow(Base):
     role: Mapped[str] = mapped_column(String)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime)
     seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class WebhookInboxRow(Base):
+    """A webhook update a standby received (failover): kept raw until the leader takes it in
+    through its adapter (and the inbound table), then deleted. Idempotent by update id."""
+
+    __tablename__ = "webhook_inbox"
+
+    platform: Mapped[str] = mapped_column(String, primary_key=True)
+    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 metadata = Base.metadata

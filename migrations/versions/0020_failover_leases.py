@@ -1,6 +1,8 @@
 """Failover: the lease a group of gateways elects its leader with (``gateway_leases``: holder,
 epoch, expiry by the database's clock) and the members seen (``gateway_members``: leader and
-standbys, each heartbeating ``seen_at``). See ``gateway/store/leases.py``.
+standbys, each heartbeating ``seen_at``), and the webhook inbox where a standby keeps the
+Telegram updates it received for the leader (``webhook_inbox``). See
+``gateway/store/leases.py`` and ``gateway/store/webhook_inbox.py``.
 
 Revision ID: 0020_failover_leases
 Revises: 0019_turn_stops
@@ -23,7 +25,7 @@ TIMESTAMP = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
-    """Create the gateway_leases and gateway_members tables."""
+    """Create the gateway_leases, gateway_members and webhook_inbox tables."""
     op.create_table(
         "gateway_leases",
         sa.Column("name", sa.String(), nullable=False),
@@ -49,8 +51,18 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("member", name=op.f("pk_gateway_members")),
     )
 
+    op.create_table(
+        "webhook_inbox",
+        sa.Column("platform", sa.String(), nullable=False),
+        sa.Column("update_id", sa.BigInteger(), autoincrement=False, nullable=False),
+        sa.Column("payload", sa.JSON(), nullable=False),
+        sa.Column("received_at", TIMESTAMP, nullable=False),
+        sa.PrimaryKeyConstraint("platform", "update_id", name=op.f("pk_webhook_inbox")),
+    )
+
 
 def downgrade() -> None:
-    """Drop both tables."""
+    """Drop the three tables."""
+    op.drop_table("webhook_inbox")
     op.drop_table("gateway_members")
     op.drop_table("gateway_leases")

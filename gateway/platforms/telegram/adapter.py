@@ -265,6 +265,15 @@ class TelegramAdapter(PlatformAdapter):
     def _token_revoked(self, error: PlatformAuthError) -> None:
         self.fail(str(error))
 
+    @property
+    def webhook_mode(self) -> bool:
+        """Whether ``mode`` is webhook."""
+        return self.settings.mode == WEBHOOK_MODE
+
+    async def take_webhook_update(self, data: dict[str, Any]) -> None:
+        """An update a standby received by webhook (failover), through the same intake."""
+        await self._handle_webhook_update(data)
+
     async def _handle_webhook_update(self, data: dict[str, Any]) -> None:
         """One POSTed update, through the same intake as a polled one.
 
