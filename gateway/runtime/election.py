@@ -89,8 +89,6 @@ class Election:
         """The epoch this gateway leads under (None: standing by)."""
         self.lost = asyncio.Event()
         """Set when the current term ended (cleared when a new one starts)."""
-        self.round_trips = 0
-        """Statements sent on the election's connection (the bench's cost of leadership)."""
         self.last_seen: Lease | None = None
         """The lease as last read (who leads, since when, takeovers)."""
         self._send_until = 0.0
@@ -142,7 +140,6 @@ class Election:
         started = self._clock()
         async with self._session() as connection:
             epoch = await leases.try_take(connection, self.me, self.lease_seconds)
-        self.round_trips += 1
         if epoch is None:
             return None
         previous = self.last_seen
@@ -206,7 +203,6 @@ class Election:
         started = self._clock()
         async with self._session() as connection:
             renewed = await leases.renew(connection, epoch, self.lease_seconds)
-        self.round_trips += 1
         if self.epoch != epoch:
             return  # stepped down meanwhile
         if not renewed:
@@ -219,7 +215,6 @@ class Election:
         """Read the lease; one INFO line each time a standby sees another leader."""
         async with self._session() as connection:
             lease = await leases.read_lease(connection)
-        self.round_trips += 1
         if lease is None:
             return
         seen = self.last_seen
@@ -231,7 +226,6 @@ class Election:
     async def _beat(self, role: str) -> None:
         async with self._session() as connection:
             await leases.heartbeat(connection, self.me, role)
-        self.round_trips += 1
 
     async def use(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
         """Run ``work`` on the election's connection (a standby's only one: the webhook
