@@ -51,9 +51,11 @@ def write_config(
     anthropic: AnthropicEmulator,
     lease_seconds: float,
     telegram_settings: dict[str, Any] | None = None,
+    other_platforms: dict[str, Any] | None = None,
 ) -> Path:
     """The one config every member runs with (failover on, the emulators, ``pg_url``);
-    ``telegram_settings`` adds to or overrides ``platforms.telegram``."""
+    ``telegram_settings`` adds to or overrides ``platforms.telegram``, ``other_platforms``
+    adds platforms (``{"discord": {...}}``)."""
     config = parse_config(
         {
             "model": {"base_url": anthropic.base_url, "api_key_env": MODEL_KEY_ENV},
@@ -68,7 +70,8 @@ def write_config(
                     "poll_timeout": 1,
                     "typing_delay": 0,
                     **(telegram_settings or {}),
-                }
+                },
+                **(other_platforms or {}),
             },
             "gateway": {
                 "delivery_backoff_seconds": 0.2,
@@ -261,10 +264,13 @@ async def running_cluster(
     lease_seconds: float = 2.0,
     telegram_settings: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
+    other_platforms: dict[str, Any] | None = None,
 ) -> AsyncIterator[Cluster]:
     """A cluster of ``size`` members on ``pg_url``, started together; killed on the way out.
     ``env`` is added to every member's environment."""
-    config = write_config(workdir, pg_url, telegram, anthropic, lease_seconds, telegram_settings)
+    config = write_config(
+        workdir, pg_url, telegram, anthropic, lease_seconds, telegram_settings, other_platforms
+    )
     async with Cluster(workdir, config, pg_url, telegram, size, env) as cluster:
         await asyncio.gather(*(cluster.start(member) for member in cluster.members))
         yield cluster
