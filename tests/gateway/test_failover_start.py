@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from agent.model_table import lookup_model
 from bench.failover_cluster import read_logs, running_cluster
 from gateway.cli.doctor import store_checks
+from gateway.dashboard.metrics import metrics_text
 from gateway.reports.failover import failover_lines
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
@@ -28,7 +30,7 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
         standbys = [member for member in cluster.members if member is not leader]
         for member in standbys:
             assert member.pid is not None, read_logs(cluster)[member.name]
-        state = await seen_state(pg_url, {m.pid for m in standbys})
+        state, metrics = await seen_state(pg_url, {m.pid for m in standbys})
         doctor = await store_checks(pg_url, failover=True)
         # Standbys first: a leader stopping cleanly hands the lease to a standby at once.
         codes = [await cluster.stop(member) for member in [*standbys, leader]]
@@ -50,10 +52,14 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
     assert leads.endswith("(epoch 1, 0 takeovers)")
     assert seen.startswith("Standbys seen: ") and seen.count(" s ago)") == 2
     assert ("ok", leads) in doctor and ("ok", seen) in doctor
+    assert f'hermes_failover_leader{{holder="{state.lease.holder}"}} 1.0' in metrics
+    assert 'hermes_failover_members{role="standby"} 2.0' in metrics
+    assert "hermes_failover_takeovers_total 0.0" in metrics
 
 
-async def seen_state(pg_url: str, standby_pids: set[int | None]) -> FailoverState:
-    """The election's state once every standby has reported itself (heartbeats)."""
+async def seen_state(pg_url: str, standby_pids: set[int | None]) -> tuple[FailoverState, str]:
+    """The election's state once every standby has reported itself (heartbeats), and
+    ``/metrics`` as it reads then."""
     store = await open_store(pg_url)
     try:
         repo = Repository(store)
@@ -61,7 +67,9 @@ async def seen_state(pg_url: str, standby_pids: set[int | None]) -> FailoverStat
             while True:
                 state = await repo.failover_state()
                 if state is not None and {m.pid for m in state.standbys} == standby_pids:
-                    return state
+                    break
                 await asyncio.sleep(0.1)
+        exposition = await metrics_text(repo, lookup_model("claude-sonnet-4-5"))
     finally:
         await store.close()
+    return state, exposition.decode()
