@@ -93,7 +93,10 @@ async def run_with_failover(config: Config, also_serve: Sequence[Beside] = ()) -
                     elected = await _until_elected(election, stop)
                 if not elected:
                     return EXIT_OK
+                epoch = election.epoch
                 code = await _serve_term(config, also_serve, election, stop)
+                if epoch is not None and election.epoch is None:
+                    await election.resign(epoch)  # lost here first: free it for a standby now
                 if code is not None:
                     return code
                 log.warning("failover: standing by again as %s", election.me.holder)

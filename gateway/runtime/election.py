@@ -146,7 +146,7 @@ class Election:
         self.epoch = epoch
         self._send_until = started + self.lease_seconds * SEND_WINDOW_FRACTION
         self.lost.clear()
-        await self._beat(LEADER)
+        await self._beat(LEADER)  # (a heartbeat that fails is only a stale "seen")
         before = f" after {previous.holder}" if previous and previous.holder else ""
         log.warning("failover: leading as %s (epoch %d%s)", self.me.holder, epoch, before)
         return epoch
@@ -170,6 +170,14 @@ class Election:
         if self._clock() >= self._send_until:
             self.step_down("the lease was not renewed in time")
             raise NotLeaderError("the lease was not renewed in time: nothing is sent")
+
+    async def resign(self, epoch: int) -> None:
+        """After a term ended here: free the lease if it still names this gateway at
+        ``epoch`` (a step-down this side noticed first), so a standby need not wait for it to
+        expire. Nothing happens when another gateway took it meanwhile."""
+        with suppress(SQLAlchemyError, OSError):
+            async with self._session() as connection:
+                await leases.release(connection, epoch)
 
     def step_down(self, reason: str) -> None:
         """End the current term at once (no-op when standing by)."""
@@ -224,8 +232,13 @@ class Election:
             log.info("failover: standing by; %s leads (epoch %d)", lease.holder, lease.epoch)
 
     async def _beat(self, role: str) -> None:
-        async with self._session() as connection:
-            await leases.heartbeat(connection, self.me, role)
+        """Report ``role`` in the members seen; a failure is not the lease's, so it is only
+        logged."""
+        try:
+            async with self._session() as connection:
+                await leases.heartbeat(connection, self.me, role)
+        except (SQLAlchemyError, OSError) as exc:
+            log.warning("failover: heartbeat not recorded: %s", failure_summary(exc))
 
     async def use(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
         """Run ``work`` on the election's connection (a standby's only one: the webhook
