@@ -34,7 +34,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from bench.failover_cluster import Cluster, Member, running_cluster
+from bench.failover_cluster import Cluster, Member, database_or_throwaway, running_cluster
 from gateway.runtime.election import Election
 from gateway.store.db import upgrade_database
 from gateway.store.leases import MemberIdentity
@@ -174,25 +174,16 @@ async def run_bench(
     return report
 
 
-@contextmanager
-def _database(pg_url: str | None) -> Iterator[str]:
-    """``pg_url``, or an empty database on a throwaway server."""
-    if pg_url:
-        yield pg_url
-        return
-    from tests.store.pg import postgres_server  # the tests' throwaway server
-
-    with postgres_server() as server:
-        yield asyncio.run(server.create_database("hermes_failover_bench"))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pg-url", help="an empty database (default: a throwaway server)")
     parser.add_argument("--rounds", type=int, default=5, help="kills, then as many pauses")
     parser.add_argument("--lease", type=float, default=10.0, help="gateway.failover.lease_seconds")
     args = parser.parse_args(argv)
-    with _database(args.pg_url) as url, tempfile.TemporaryDirectory(prefix="hermes-fo-") as tmp:
+    with (
+        database_or_throwaway(args.pg_url) as url,
+        tempfile.TemporaryDirectory(prefix="hermes-fo-") as tmp,
+    ):
         report = asyncio.run(run_bench(url, args.rounds, args.lease, Path(tmp)))
     print(json.dumps({"summary": report.summary(), "rounds": asdict(report)}, indent=2))
     return 1 if report.woken_leader_calls else 0

@@ -14,8 +14,8 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -282,3 +282,16 @@ def read_logs(cluster: Cluster) -> dict[str, str]:
         member.name: member.log.read_text(errors="replace") if member.log.exists() else ""
         for member in cluster.members
     }
+
+
+@contextmanager
+def database_or_throwaway(pg_url: str | None) -> Iterator[str]:
+    """``pg_url``, or an empty database on a throwaway server (the tests' own, from Debian's
+    PostgreSQL binaries) for as long as the block runs."""
+    if pg_url:
+        yield pg_url
+        return
+    from tests.store.pg import postgres_server
+
+    with postgres_server() as server:
+        yield asyncio.run(server.create_database("hermes_failover_bench"))

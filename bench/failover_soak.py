@@ -7,7 +7,7 @@ API after it woke up fenced.
 The chats, the model's answers and the transcript checks are the kill soak's
 (:mod:`bench.soak_checks`). Used by ``tests/gateway/test_failover_soak.py`` and runnable alone:
 
-    python -m bench.failover_soak --pg-url postgresql://... --rounds 10
+    python -m bench.failover_soak --rounds 10 [--pg-url postgresql://.../empty_db]
 """
 
 from __future__ import annotations
@@ -23,7 +23,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from bench.failover_cluster import Cluster, Member, read_logs, running_cluster
+from sqlalchemy import text
+
+from bench.failover_cluster import (
+    Cluster,
+    Member,
+    database_or_throwaway,
+    read_logs,
+    running_cluster,
+)
 from bench.soak_checks import (
     check_transcript,
     check_user_texts,
@@ -39,7 +47,14 @@ from sandbox.telegram_api import TelegramEmulator
 
 FIRST_CHAT = 7001
 SETTLE_TIMEOUT_SECONDS = 120.0
+MULTI_PART = (
+    "SELECT count(*) FROM (SELECT reply_id FROM reply_parts GROUP BY reply_id "
+    "HAVING count(*) > 1) AS multi"
+)
+UNSENT_PARTS = "SELECT count(*) FROM reply_parts WHERE platform_message_id IS NULL"
 Action = Literal["kill", "pause", "restart_all"]
+CYCLE: tuple[Action, ...] = ("kill", "pause", "kill", "pause", "restart_all")
+"""The command line's schedule, round after round."""
 
 
 @dataclass(frozen=True)
@@ -144,10 +159,19 @@ async def _pause_round(cluster: Cluster, report: FailoverSoakReport) -> tuple[Me
     return leader, leader.resumed_at[-1]
 
 
-async def _check_store(pg_url: str, chats: list[int], messages: int) -> list[str]:
+async def _check_store(
+    pg_url: str, chats: list[int], messages: int, report: FailoverSoakReport
+) -> list[str]:
+    """Nothing pending, every user text stored once, every planned part sent; counts the
+    replies sent in several parts."""
     problems: list[str] = []
     store = await open_store(pg_url)
     try:
+        async with store.engine.connect() as connection:
+            report.multi_part_replies = (await connection.execute(text(MULTI_PART))).scalar_one()
+            unsent = (await connection.execute(text(UNSENT_PARTS))).scalar_one()
+        if unsent:
+            problems.append(f"{unsent} reply part(s) never sent")
         repo = Repository(store)
         for record in await repo.pending_inbound("telegram"):
             problems.append(f"inbound {record.platform_message_id} is {record.status}")
@@ -222,7 +246,7 @@ async def run_failover_soak(
             report.bot_messages += len(sent)
             report.problems += check_transcript(chat, sent, settings.messages)
         logs = read_logs(cluster)
-    report.problems += await _check_store(pg_url, chats, settings.messages)
+    report.problems += await _check_store(pg_url, chats, settings.messages, report)
     report.step_downs = sum(log.count("failover: stepping down") for log in logs.values())
     report.parts_found_after_takeover = sum(
         log.count("was delivered before the restart") for log in logs.values()
@@ -254,20 +278,23 @@ async def _stop_all(cluster: Cluster, report: FailoverSoakReport) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pg-url", required=True, help="an empty database (postgresql://...)")
-    parser.add_argument("--rounds", type=int, default=10, help="kills and pauses, alternating")
+    parser.add_argument("--pg-url", help="an empty database (default: a throwaway server)")
+    parser.add_argument(
+        "--rounds", type=int, default=10, help="kill, pause, kill, pause, restart all, ..."
+    )
     parser.add_argument("--chats", type=int, default=FailoverSoakSettings.chats)
     parser.add_argument("--messages", type=int, default=30, help="per chat")
     parser.add_argument("--seed", type=int, default=FailoverSoakSettings.seed)
     args = parser.parse_args(argv)
-    schedule: tuple[Action, ...] = tuple(
-        "kill" if n % 2 == 0 else "pause" for n in range(args.rounds)
-    )
+    schedule = tuple(CYCLE[n % len(CYCLE)] for n in range(args.rounds))
     settings = FailoverSoakSettings(
         chats=args.chats, messages=args.messages, schedule=schedule, seed=args.seed
     )
-    with tempfile.TemporaryDirectory(prefix="hermes-failover-") as workdir:
-        report = asyncio.run(run_failover_soak(settings, Path(workdir), args.pg_url))
+    with (
+        database_or_throwaway(args.pg_url) as url,
+        tempfile.TemporaryDirectory(prefix="hermes-failover-") as workdir,
+    ):
+        report = asyncio.run(run_failover_soak(settings, Path(workdir), url))
     print(json.dumps(asdict(report), indent=2))
     return 1 if report.problems else 0
 

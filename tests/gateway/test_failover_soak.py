@@ -33,6 +33,7 @@ async def test_kills_and_pauses_of_the_leader_lose_nothing_double_nothing_and_fe
     assert len(report.takeover_seconds["kill"]) == 2
     assert len(report.takeover_seconds["pause"]) == 2
     assert report.step_downs >= 2  # at least each woken leader's
+    assert report.multi_part_replies >= 1  # the scenario covered long answers
 
 
 def log_tails(workdir: Path) -> str:
