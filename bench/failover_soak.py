@@ -74,6 +74,9 @@ class FailoverSoakSettings:
     burst_chance: float = 0.3
     uptime: tuple[float, float] = (0.5, 2.5)
     """Seconds a leader serves before the next round's action."""
+    stream_delay: float = 0.0
+    """Seconds between two streamed events of an answer: with a delay, answers are shown live
+    (drafts in these private chats) and kills and pauses land mid-stream."""
 
 
 @dataclass
@@ -92,6 +95,8 @@ class FailoverSoakReport:
     """Parts a kill left in doubt that the next leader found delivered (not sent again)."""
     calls_after_waking: int = 0
     """Bot API calls of a paused leader after SIGCONT (must be 0)."""
+    drafts: int = 0
+    """Draft updates of answers shown live (``stream_delay``)."""
     step_downs: int = 0
     """Terms ended by a lost lease (a woken leader's, and any renewal that came too late)."""
     seconds: float = 0.0
@@ -216,6 +221,7 @@ async def run_failover_soak(
             lease_seconds=settings.lease_seconds,
         ) as cluster,
     ):
+        anthropic.stream_delay = settings.stream_delay
         await cluster.wait_serving()
         users = asyncio.gather(*(_user(telegram, chat, settings, rng) for chat in chats))
         woken: list[tuple[Member, float, float]] = []
@@ -241,6 +247,7 @@ async def run_failover_soak(
             report.calls_after_waking += len(calls)
             if calls:
                 report.problems.append(f"{member.name} called {calls[:5]} after waking fenced")
+        report.drafts = sum(1 for _, method, _ in telegram.callers if method == "sendMessageDraft")
         for chat in chats:
             sent = _bot_texts(telegram, chat)
             report.bot_messages += len(sent)
@@ -285,10 +292,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chats", type=int, default=FailoverSoakSettings.chats)
     parser.add_argument("--messages", type=int, default=30, help="per chat")
     parser.add_argument("--seed", type=int, default=FailoverSoakSettings.seed)
+    parser.add_argument(
+        "--stream-delay", type=float, default=0.0, help="seconds per streamed event (drafts)"
+    )
     args = parser.parse_args(argv)
     schedule = tuple(CYCLE[n % len(CYCLE)] for n in range(args.rounds))
     settings = FailoverSoakSettings(
-        chats=args.chats, messages=args.messages, schedule=schedule, seed=args.seed
+        chats=args.chats,
+        messages=args.messages,
+        schedule=schedule,
+        seed=args.seed,
+        stream_delay=args.stream_delay,
     )
     with (
         database_or_throwaway(args.pg_url) as url,
