@@ -16,8 +16,9 @@ from gateway.sessions.manager import SessionManager
 from gateway.sessions.mcp_servers import McpServers
 from gateway.sessions.services import AgentServices, build_services
 from gateway.sessions.session_memory import BYTES_PER_MB
-from gateway.store.db import Fence, Store, open_store
+from gateway.store.db import Store, open_store
 from gateway.store.repository import Repository
+from gateway.store.writer import WriteFence
 
 __all__ = ["QUIET_LIBRARIES", "App", "configure_logging", "database_url", "open_app"]
 
@@ -40,7 +41,7 @@ async def open_app(
     with_tools: bool = False,
     tracing: Tracing | None = None,
     job_clock: JobClock | None = None,
-    fence: Fence | None = None,
+    fence: WriteFence | None = None,
 ) -> AsyncIterator[App]:
     """Open the store (applying migrations), build services and a session manager.
 

@@ -34,7 +34,7 @@ from sqlalchemy.pool import NullPool
 
 from gateway.messages.failures import failure_summary
 from gateway.store import leases
-from gateway.store.db import Fence, async_url
+from gateway.store.db import async_url
 from gateway.store.leases import LEADER, STANDBY, Lease, LeaseFence, MemberIdentity
 
 log = logging.getLogger(__name__)
@@ -153,14 +153,16 @@ class Election:
 
     # -- leading ---------------------------------------------------------------------------
 
-    def fence(self) -> Fence:
+    def fence(self) -> LeaseFence:
         """The store fence of the current term (see :class:`~gateway.store.leases.LeaseFence`)."""
         if self.epoch is None:
             raise NotLeaderError("no term to fence: this gateway stands by")
-        check = LeaseFence(
-            self.epoch, lambda: self.epoch, lambda: self.step_down("a write was refused (fenced)")
+        return LeaseFence(
+            self.epoch,
+            current=lambda: self.epoch,
+            on_refused=lambda: self.step_down("a write was refused (fenced)"),
+            idle_seconds=self.lease_seconds,
         )
-        return Fence(check=check, idle_transaction_seconds=self.lease_seconds)
 
     def check_may_send(self) -> None:
         """The adapters' send gate: raises :class:`NotLeaderError` (and steps down) unless

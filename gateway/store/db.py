@@ -113,24 +113,17 @@ class Store:
         await self.close()
 
 
-def create_store_engine(url: str, *, idle_transaction_seconds: float | None = None) -> AsyncEngine:
+def create_store_engine(url: str) -> AsyncEngine:
     """Build the async engine for ``url`` with the store's connection settings.
 
     A URL naming only the database (``sqlite:///...``, ``postgresql://...``) gets the asyncio
     driver. For SQLite files the parent directory is created and the pragmas in
-    :data:`SQLITE_CONNECT_PRAGMAS` are set on every new connection. On PostgreSQL,
-    ``idle_transaction_seconds`` has the server end a session left idle inside a transaction
-    that long (failover: a paused leader's open write, whose row lock would otherwise hold a
-    takeover back until the leader wakes up).
+    :data:`SQLITE_CONNECT_PRAGMAS` are set on every new connection.
     """
     parsed = _normalise_url(make_url(url))
-    connect_args: dict[str, Any] = {}
-    if idle_transaction_seconds is not None and parsed.drivername.startswith("postgresql"):
-        timeout_ms = str(int(idle_transaction_seconds * 1000))
-        connect_args["server_settings"] = {"idle_in_transaction_session_timeout": timeout_ms}
     # hide_parameters: a database error's text (which ends up in logs) never quotes the values
     # of a statement, i.e. users' messages.
-    engine = create_async_engine(parsed, hide_parameters=True, connect_args=connect_args)
+    engine = create_async_engine(parsed, hide_parameters=True)
     if engine.dialect.name == "sqlite":
         _create_sqlite_parent_dir(parsed)
         event.listen(engine.sync_engine, "connect", _apply_sqlite_pragmas)
@@ -147,13 +140,12 @@ async def open_store(
     url: str,
     plugins: Sequence[PluginMigrations] | None = None,
     *,
-    fence: Fence | None = None,
+    fence: WriteFence | None = None,
 ) -> Store:
     """Open the database at ``url``, upgrading its schema to the newest revisions first: the
     core chain, then each of ``plugins`` (by default :func:`store_plugins`). With ``fence``
     (failover, PostgreSQL) every write batch is fenced by the leader's epoch."""
-    idle = fence.idle_transaction_seconds if fence is not None else None
-    engine = create_store_engine(url, idle_transaction_seconds=idle)
+    engine = create_store_engine(url)
     chains = store_plugins() if plugins is None else plugins
     try:
         # Nearly every start finds the schema current: then alembic is not even imported.
@@ -167,17 +159,8 @@ async def open_store(
         engine=engine,
         sessionmaker=sessionmaker,
         sync_engine=_sqlite_writer_engine(engine),
-        fence=fence.check if fence is not None else None,
+        fence=fence,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Fence:
-    """How a leader's store fences its writes: the check every batch begins with, and how
-    long the server lets a session sit idle in a transaction (a paused process's)."""
-
-    check: WriteFence
-    idle_transaction_seconds: float
 
 
 async def upgrade_database(url: str, plugins: Sequence[PluginMigrations] | None = None) -> str:

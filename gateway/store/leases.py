@@ -81,7 +81,11 @@ _MEMBERS = text(
 _FORGET_GONE = text(
     "DELETE FROM gateway_members WHERE seen_at < now() - make_interval(secs => :after)"
 )
-_FENCE = text("SELECT 1 FROM gateway_leases WHERE name = :name AND epoch = :epoch FOR SHARE")
+# set_config(..., true) is SET LOCAL: for this write's transaction only, in the same round trip.
+_FENCE = text(
+    "SELECT set_config('idle_in_transaction_session_timeout', :idle_ms, true) "
+    "FROM gateway_leases WHERE name = :name AND epoch = :epoch FOR SHARE"
+)
 
 MEMBER_FORGOTTEN_SECONDS = 24 * 3600.0
 """A member not seen for this long is deleted (a host retired, a pid long gone)."""
@@ -202,17 +206,25 @@ class LeaseFence:
     Raises :class:`LeaseLostError` when the term already ended here (``current``, this
     gateway's epoch now, differs: no round trip) or when the lease row holds another epoch
     (after telling ``on_refused``). The ``FOR SHARE`` row lock holds a takeover back until
-    the batch commits.
+    the batch commits; so that a paused leader's open write cannot hold it back for long, the
+    server ends a session left idle inside that transaction after ``idle_seconds`` (only
+    there: reads and the rest of the pool are not concerned).
     """
 
     epoch: int
     current: Callable[[], int | None]
     on_refused: Callable[[], None]
+    idle_seconds: float
 
     def __call__(self, connection: Connection) -> None:
         if self.current() != self.epoch:
             raise LeaseLostError(self.epoch)
-        row = connection.execute(_FENCE, {"name": LEASE_NAME, "epoch": self.epoch}).first()
+        params = {
+            "name": LEASE_NAME,
+            "epoch": self.epoch,
+            "idle_ms": str(max(1, int(self.idle_seconds * 1000))),
+        }
+        row = connection.execute(_FENCE, params).first()
         if row is None:
             self.on_refused()
             raise LeaseLostError(self.epoch)

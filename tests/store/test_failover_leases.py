@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from gateway.store import leases
-from gateway.store.db import Fence, async_url, open_store
+from gateway.store.db import async_url, open_store
 from gateway.store.leases import LeaseFence, LeaseLostError, MemberIdentity
 from gateway.store.repository import Repository
 from gateway.store.writer import run_jobs
@@ -98,21 +98,17 @@ async def test_an_expired_lease_is_taken_over_while_its_holder_is_still_connecte
 
 async def test_writes_of_an_old_epoch_are_refused_by_the_database(pg_url: str) -> None:
     refused: list[int] = []
-    store = await open_store(
-        pg_url,
-        fence=Fence(
-            LeaseFence(1, lambda: 1, lambda: refused.append(1)), idle_transaction_seconds=5
-        ),
-    )
+    fence = LeaseFence(1, lambda: 1, lambda: refused.append(1), idle_seconds=5)
+    store = await open_store(pg_url, fence=fence)
     try:
-        async with store.engine.connect() as connection:
-            setting = "SHOW idle_in_transaction_session_timeout"
-            # A paused leader's open write cannot hold a takeover back for longer than this.
-            assert (await connection.execute(text(setting))).scalar() == "5s"
         async with election_connection(pg_url) as one, election_connection(pg_url) as two:
             assert await leases.try_take(one, ONE, LEASE) == 1
             repo = Repository(store)
             await repo.check_writable()  # epoch 1 holds the lease: accepted
+            # A paused leader's open write cannot hold a takeover back longer than this.
+            assert await store.write(show_idle_timeout) == "5s"
+            async with store.engine.connect() as connection:  # reads are not concerned
+                assert await connection.scalar(text(SHOW_IDLE)) == "0"
             await leases.release(one, 1)
             assert await leases.try_take(two, TWO, LEASE) == 2
             with pytest.raises(LeaseLostError):
@@ -120,6 +116,13 @@ async def test_writes_of_an_old_epoch_are_refused_by_the_database(pg_url: str) -
     finally:
         await store.close()
     assert refused == [1]
+
+
+SHOW_IDLE = "SHOW idle_in_transaction_session_timeout"
+
+
+def show_idle_timeout(connection: Connection) -> str:
+    return str(connection.scalar(text(SHOW_IDLE)))
 
 
 def test_a_fence_refusal_fails_every_job_of_the_batch_without_running_any() -> None:
