@@ -22,7 +22,10 @@ from tests.gateway.conftest import ALICE
 async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
     tmp_path: Path, pg_url: str, telegram: TelegramEmulator, anthropic: AnthropicEmulator
 ) -> None:
-    async with running_cluster(tmp_path, pg_url, telegram, anthropic, size=3) as cluster:
+    admin = {"admin_users": [ALICE]}
+    async with running_cluster(
+        tmp_path, pg_url, telegram, anthropic, size=3, telegram_settings=admin
+    ) as cluster:
         leader, lease = await cluster.wait_serving()
         leader_pid = leader.pid
         telegram.push_message(ALICE, "hello from the group")
@@ -32,6 +35,8 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
             assert member.pid is not None, read_logs(cluster)[member.name]
         state, metrics = await seen_state(pg_url, {m.pid for m in standbys})
         doctor = await store_checks(pg_url, failover=True)
+        telegram.push_message(ALICE, "/status")
+        await telegram.wait_for_sent(ALICE, 2, timeout=30)
         # Standbys first: a leader stopping cleanly hands the lease to a standby at once.
         codes = [await cluster.stop(member) for member in [*standbys, leader]]
     logs = read_logs(cluster)
@@ -43,7 +48,7 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
         assert "leading as" not in logs[member.name]
         # A standby talks to no platform.
         assert cluster.calls_by(member, since=0.0) == []
-    [reply] = telegram.sent_messages(ALICE)
+    reply, status = telegram.sent_messages(ALICE)
     assert reply["text"].startswith("Noted: hello from the group")
     # Who leads and who stands by, as /status, hermes doctor and the dashboard say it.
     assert state.lease.pid == leader_pid
@@ -52,6 +57,8 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
     assert leads.endswith("(epoch 1, 0 takeovers)")
     assert seen.startswith("Standbys seen: ") and seen.count(" s ago)") == 2
     assert ("ok", leads) in doctor and ("ok", seen) in doctor
+    assert f"Failover: {state.lease.holder} leads since " in status["text"]
+    assert "Standbys seen: " in status["text"]
     assert f'hermes_failover_leader{{holder="{state.lease.holder}"}} 1.0' in metrics
     assert 'hermes_failover_members{role="standby"} 2.0' in metrics
     assert "hermes_failover_takeovers_total 0.0" in metrics
