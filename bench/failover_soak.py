@@ -95,6 +95,8 @@ class FailoverSoakReport:
     """Parts a kill left in doubt that the next leader found delivered (not sent again)."""
     calls_after_waking: int = 0
     """Bot API calls of a paused leader after SIGCONT (must be 0)."""
+    turns_resumed: int = 0
+    """Turns a new leader resumed where the old one was stopped mid-turn."""
     drafts: int = 0
     """Draft updates of answers shown live (``stream_delay``)."""
     step_downs: int = 0
@@ -254,6 +256,7 @@ async def run_failover_soak(
             report.problems += check_transcript(chat, sent, settings.messages)
         logs = read_logs(cluster)
     report.problems += await _check_store(pg_url, chats, settings.messages, report)
+    report.turns_resumed = sum(log.count("resuming an interrupted turn") for log in logs.values())
     report.step_downs = sum(log.count("failover: stepping down") for log in logs.values())
     report.parts_found_after_takeover = sum(
         log.count("was delivered before the restart") for log in logs.values()
