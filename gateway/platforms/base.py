@@ -139,14 +139,14 @@ class AdapterHooks:
     commands: CommandMenu = field(default_factory=NoCommands)
     """The commands the runner answers, for the platform's menu and addressing."""
     catch_up_from: CatchUpSource | None = None
+    """Where the messages recorded before this run end, per chat. An adapter whose platform
+    does not redeliver what was sent while the bot was offline reads the history after them;
+    the others ignore it."""
     on_approval: ApprovalCallback | None = None
     """Told when someone presses an approval prompt's button."""
     send_gate: Callable[[], None] | None = None
     """Called before every request to the platform's API; raises to stop it (failover: a
     gateway that may no longer lead sends nothing, polls nothing)."""
-    """Where the messages recorded before this run end, per chat. An adapter whose platform
-    does not redeliver what was sent while the bot was offline reads the history after them;
-    the others ignore it."""
 
 
 NETWORK_ERRORS = (OSError, TimeoutError)
