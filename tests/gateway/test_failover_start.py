@@ -9,7 +9,9 @@ from pathlib import Path
 from agent.model_table import lookup_model
 from bench.failover_cluster import read_logs, running_cluster
 from gateway.cli.doctor import store_checks
+from gateway.config.schema import LimitsSettings
 from gateway.dashboard.metrics import metrics_text
+from gateway.dashboard.overview import Overview, build_overview
 from gateway.reports.failover import failover_lines
 from gateway.store.db import open_store
 from gateway.store.repository import Repository
@@ -33,7 +35,7 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
         standbys = [member for member in cluster.members if member is not leader]
         for member in standbys:
             assert member.pid is not None, read_logs(cluster)[member.name]
-        state, metrics = await seen_state(pg_url, {m.pid for m in standbys})
+        state, metrics, overview = await seen_state(pg_url, {m.pid for m in standbys})
         doctor = await store_checks(pg_url, failover=True)
         telegram.push_message(ALICE, "/status")
         await telegram.wait_for_sent(ALICE, 2, timeout=30)
@@ -62,11 +64,15 @@ async def test_three_gateways_started_at_once_on_an_empty_database_all_come_up(
     assert f'hermes_failover_leader{{holder="{state.lease.holder}"}} 1.0' in metrics
     assert 'hermes_failover_members{role="standby"} 2.0' in metrics
     assert "hermes_failover_takeovers_total 0.0" in metrics
+    assert overview.failover[0] == leads  # the dashboard card (ages may tick between reads)
+    assert overview.failover[1].startswith("Standbys seen: ")
 
 
-async def seen_state(pg_url: str, standby_pids: set[int | None]) -> tuple[FailoverState, str]:
+async def seen_state(
+    pg_url: str, standby_pids: set[int | None]
+) -> tuple[FailoverState, str, Overview]:
     """The election's state once every standby has reported itself (heartbeats), and
-    ``/metrics`` as it reads then."""
+    ``/metrics`` and the dashboard's overview as they read then."""
     store = await open_store(pg_url)
     try:
         repo = Repository(store)
@@ -76,7 +82,9 @@ async def seen_state(pg_url: str, standby_pids: set[int | None]) -> tuple[Failov
                 if state is not None and {m.pid for m in state.standbys} == standby_pids:
                     break
                 await asyncio.sleep(0.1)
-        exposition = await metrics_text(repo, lookup_model("claude-sonnet-4-5"))
+        model = lookup_model("claude-sonnet-4-5")
+        exposition = await metrics_text(repo, model)
+        overview = await build_overview(repo, LimitsSettings(), model)
     finally:
         await store.close()
-    return state, exposition.decode()
+    return state, exposition.decode(), overview
