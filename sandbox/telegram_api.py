@@ -40,6 +40,8 @@ from sandbox.telegram_wire import ApiError, Params, int_param, ok_response, read
 DEFAULT_UPDATE_LIMIT = 100
 MAX_UPDATE_LIMIT = 100
 SHUTDOWN_TIMEOUT_SECONDS = 1.0
+CALLER_TAG_SEPARATOR = "~"
+"""Between the bot's token and a caller tag (:meth:`TelegramEmulator.tagged_token`)."""
 _POLL_CONFLICT = (
     "Conflict: terminated by other getUpdates request; "
     "make sure that only one bot instance is running"
@@ -95,6 +97,10 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
         """Drafts and edits with their times (``live.drafts_in(chat)``, ``live.edits_in``)."""
         self.calls: list[tuple[str, Params]] = []
         """Every API call in arrival order: (method name as the API spells it, decoded params)."""
+        self.callers: list[tuple[str, str, float]] = []
+        """Every API call in arrival order as (caller tag, method, time.monotonic()): a client
+        whose token is ``tagged_token(tag)`` is told apart from the others (several gateways
+        of one bot in the failover tests); untagged calls have the tag ``""``."""
         self._updates_changed = Signal()
         self._activity = Signal()  # a call arrived or was answered, or a webhook POST ended
         self._pusher = WebhookPusher(
@@ -408,8 +414,20 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
 
     # ----- HTTP ------------------------------------------------------------------------------
 
+    def tagged_token(self, tag: str) -> str:
+        """The bot's token as one client of several uses it, so :attr:`callers` names it."""
+        return f"{self.token}{CALLER_TAG_SEPARATOR}{tag}"
+
+    def _caller(self, token: str) -> str | None:
+        """The caller tag of ``token`` ("" untagged), None when it is not the bot's token."""
+        if token == self.token:
+            return ""
+        base, separator, tag = token.partition(CALLER_TAG_SEPARATOR)
+        return tag if separator and base == self.token and tag else None
+
     async def _handle_call(self, request: web.Request) -> web.StreamResponse:
-        if request.match_info["token"] != self.token:
+        caller = self._caller(request.match_info["token"])
+        if caller is None:
             return ApiError(401, "Unauthorized").to_response()
         requested = request.match_info["method"]
         method = GET_UPDATES if requested.lower() == "getupdates" else None
@@ -419,6 +437,7 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
         except ApiError as error:
             return error.to_response()
         self.calls.append((method or requested, params))
+        self.callers.append((caller, method or requested, time.monotonic()))
         self._activity.notify()
         if method is None:
             return ApiError(404, "Not Found").to_response()
@@ -447,7 +466,7 @@ class TelegramEmulator(UpdateFaults, MediaUpdates, ServerFaults):
         return ok_response(result)
 
     async def _handle_file(self, request: web.Request) -> web.Response:
-        if request.match_info["token"] != self.token:
+        if self._caller(request.match_info["token"]) is None:
             return ApiError(401, "Unauthorized").to_response()
         self.download_attempts += 1
         if self._faults.take_drop(DOWNLOAD):

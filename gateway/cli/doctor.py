@@ -4,6 +4,7 @@ the configuration, secrets, the model key and endpoint, the bot tokens, the data
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from agent.prompt_caching import caching_policy, caching_status_line
 from agent.tokens import count_text_tokens
@@ -12,6 +13,9 @@ from gateway.config.prices import configured_limits, configured_models, unpriced
 from gateway.config.schema import Config, database_url, mask_url
 from gateway.platforms.registry import PLATFORMS
 
+if TYPE_CHECKING:
+    from gateway.store.repository_failover import FailoverState
+
 
 def _secret_check(env_name: str, what: str) -> tuple[str, str]:
     if os.environ.get(env_name, "").strip():
@@ -19,9 +23,9 @@ def _secret_check(env_name: str, what: str) -> tuple[str, str]:
     return FAIL, f"{what}: {env_name} is not set (export it or put it in .env)"
 
 
-async def _store_checks(url: str) -> list[tuple[str, str]]:
-    """A write that changes nothing, and how many updates were quarantined (a warning when
-    any: someone should look at them)."""
+async def store_checks(url: str, failover: bool = False) -> list[tuple[str, str]]:
+    """A write that changes nothing, how many updates were quarantined (a warning when any:
+    someone should look at them) and, with ``failover``, who leads and the standbys seen."""
     from gateway.store.db import open_store
     from gateway.store.repository import Repository
 
@@ -30,9 +34,21 @@ async def _store_checks(url: str) -> list[tuple[str, str]]:
         repo = Repository(store)
         await repo.check_writable()
         count = await repo.count_dead_letters()
+        state = await repo.failover_state() if failover else None
     finally:
         await store.close()
-    return [(OK, "database writable"), _dead_letter_line(count)]
+    checks = [(OK, "database writable"), _dead_letter_line(count)]
+    return checks + (_failover_checks(state) if failover else [])
+
+
+def _failover_checks(state: FailoverState | None) -> list[tuple[str, str]]:
+    """The leader and the standbys seen; a warning when nobody leads now."""
+    from gateway.reports.failover import failover_lines
+
+    if state is None:
+        return [(WARN, "failover: no gateway has joined the election on this database yet")]
+    leader, standbys = failover_lines(state)
+    return [(OK if state.lease.live else WARN, leader), (OK, standbys)]
 
 
 def _dead_letter_line(count: int) -> tuple[str, str]:
@@ -97,7 +113,7 @@ async def run_doctor(config: Config) -> int:
     try:
         head = await upgrade_database(url)
         checks.append((OK, f"database {mask_url(url)} at revision {head}"))
-        checks.extend(await _store_checks(url))
+        checks.extend(await store_checks(url, config.gateway.failover.enabled))
     except Exception as exc:  # any driver error is reported, not raised
         checks.append((FAIL, f"database {mask_url(url)}: {type(exc).__name__}: {exc}"))
     from gateway.cli.doctor_voice import voice_checks

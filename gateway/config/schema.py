@@ -218,6 +218,16 @@ class LoggingSettings(_Section):
     format: Literal["text", "json"] = "text"
 
 
+class FailoverSettings(_Section):
+    """Several gateways on one PostgreSQL database: one leads, the others stand by
+    (``docs/failover.md``)."""
+
+    enabled: bool = False
+    lease_seconds: Annotated[float, Field(ge=1, le=600)] = 10.0
+    """A leader that cannot renew its lease within this time stops acting; a standby takes
+    over after it (at once when the leader's database session ended)."""
+
+
 class GatewaySettings(_Section):
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
     delivery_retry_seconds: Annotated[float, Field(ge=0)] = 600.0
@@ -226,6 +236,7 @@ class GatewaySettings(_Section):
     loaded_sessions_max_mb: Annotated[float, Field(gt=0)] = 128.0
     """Memory the sessions kept loaded may hold (estimated from their contexts); beyond it the
     least recently used are unloaded (and reloaded from the store when they are written to)."""
+    failover: FailoverSettings = Field(default_factory=FailoverSettings)
 
 
 class LimitsSettings(_Section):
@@ -405,8 +416,21 @@ def parse_config(data: Any, *, source: str = "<memory>") -> Config:
     for name, section in (config.context.model_extra or {}).items():
         if not isinstance(section, dict):
             raise ConfigError(f"context.{name}: must be a mapping of engine settings")
+    _check_failover(config)
     config.source = source
     return config
+
+
+def _check_failover(config: Config) -> None:
+    """Failover needs a database every host reaches and that holds an election: PostgreSQL."""
+    if not config.gateway.failover.enabled:
+        return
+    url = config.database.url or ""
+    if not url.startswith("postgresql"):
+        raise ConfigError(
+            "gateway.failover.enabled: needs database.url on PostgreSQL "
+            "(postgresql://...); SQLite is one host's file"
+        )
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:

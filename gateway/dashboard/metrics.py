@@ -19,6 +19,7 @@ from agent.model_table import ModelInfo
 from gateway.reports.usage import spend
 from gateway.store.ports import DashboardStore
 from gateway.store.records import UsageTotals
+from gateway.store.repository_failover import FailoverState
 from gateway.store.repository_voice import SpeechTotal
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -99,6 +100,36 @@ def _speech_families(totals: Iterable[SpeechTotal]) -> list[Metric]:
     return [chars, cost, answers]
 
 
+def _failover_families(state: FailoverState | None) -> list[Metric]:
+    """Who leads (an info-style gauge per holder), since when, the epoch, the takeovers and
+    the members seen by role; nothing when failover never ran on this database."""
+    if state is None:
+        return []
+    lease = state.lease
+    leader = GaugeMetricFamily(
+        "hermes_failover_leader", "1 for the gateway holding a live lease", labels=["holder"]
+    )
+    if lease.live and lease.holder:
+        leader.add_metric([lease.holder], 1)
+    since = GaugeMetricFamily(
+        "hermes_failover_leader_since_seconds", "When the current leader took the lease (Unix)"
+    )
+    if lease.live and lease.acquired_at is not None:
+        since.add_metric([], lease.acquired_at.timestamp())
+    epoch = GaugeMetricFamily("hermes_failover_epoch", "The lease's epoch (fencing token)")
+    epoch.add_metric([], lease.epoch)
+    takeovers = CounterMetricFamily(
+        "hermes_failover_takeovers", "Times the lease passed from one gateway to another"
+    )
+    takeovers.add_metric([], lease.takeovers)
+    members = GaugeMetricFamily(
+        "hermes_failover_members", "Gateways seen recently, by role", labels=["role"]
+    )
+    members.add_metric(["leader"], len(state.leaders))
+    members.add_metric(["standby"], len(state.standbys))
+    return [leader, since, epoch, takeovers, members]
+
+
 async def metrics_text(
     repo: DashboardStore, main: ModelInfo, daemon: CollectorRegistry | None = None
 ) -> bytes:
@@ -122,6 +153,7 @@ async def metrics_text(
         *_usage_families(totals, spend(groups, main).items()),
         compactions,
         quarantined,
+        *_failover_families(await repo.failover_state()),
         *(daemon.collect() if daemon is not None else ()),
     ]
     registry = CollectorRegistry(auto_describe=False)

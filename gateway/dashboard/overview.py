@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from agent.model_table import ModelInfo
 from gateway.config.schema import LimitsSettings
+from gateway.reports.failover import failover_lines
 from gateway.reports.usage import BUCKET_LABELS, PolicySavings, Spend, policy_savings, spend
 from gateway.store.ports import DashboardStore
 from gateway.store.records import UsageGroup, UsageTotals
@@ -49,6 +50,8 @@ class Overview:
     """The context policy's estimate for its compactions of the last :data:`CHART_DAYS` days."""
     speech: tuple[SpeechTotal, ...] = ()
     """Voice replies of the last :data:`CHART_DAYS` days, per speech provider."""
+    failover: tuple[str, ...] = ()
+    """Who leads, since when, the standbys seen, takeovers (empty: failover never ran)."""
 
     @property
     def spoken_chars(self) -> int:
@@ -108,4 +111,5 @@ async def build_overview(
         messages_answered=sum(n for (_, status), n in inbound.items() if status == "done"),
         savings=policy_savings(await repo.compactions_since(since)),
         speech=tuple(await repo.speech_totals(since)),
+        failover=tuple(failover_lines(await repo.failover_state())),
     )

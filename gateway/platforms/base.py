@@ -13,7 +13,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.media_items import MediaItem, MediaUnavailable
@@ -139,11 +139,14 @@ class AdapterHooks:
     commands: CommandMenu = field(default_factory=NoCommands)
     """The commands the runner answers, for the platform's menu and addressing."""
     catch_up_from: CatchUpSource | None = None
-    on_approval: ApprovalCallback | None = None
-    """Told when someone presses an approval prompt's button."""
     """Where the messages recorded before this run end, per chat. An adapter whose platform
     does not redeliver what was sent while the bot was offline reads the history after them;
     the others ignore it."""
+    on_approval: ApprovalCallback | None = None
+    """Told when someone presses an approval prompt's button."""
+    send_gate: Callable[[], None] | None = None
+    """Called before every request to the platform's API; raises to stop it (failover: a
+    gateway that may no longer lead sends nothing, polls nothing)."""
 
 
 NETWORK_ERRORS = (OSError, TimeoutError)
@@ -178,10 +181,21 @@ class PlatformAdapter(abc.ABC):
         self.commands = hooks.commands
         self.catch_up_from = hooks.catch_up_from
         self.on_approval = hooks.on_approval
+        self.send_gate = hooks.send_gate
 
     @abc.abstractmethod
     async def start(self, on_message: InboundCallback) -> str:
         """Connect and start receiving; returns a description such as ``@name`` for the log."""
+
+    @property
+    def webhook_mode(self) -> bool:
+        """Whether the platform POSTs updates to us (failover: standbys may receive some and
+        keep them for the leader, :meth:`take_webhook_update`)."""
+        return False
+
+    async def take_webhook_update(self, data: dict[str, Any]) -> None:
+        """Take in an update another host received by webhook, as if POSTed here."""
+        raise NotImplementedError(f"{self.name} receives no webhook updates")
 
     async def stop_receiving(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Stop taking new messages; replies can still be sent until :meth:`stop`."""

@@ -18,6 +18,7 @@ from gateway.sessions.services import AgentServices, build_services
 from gateway.sessions.session_memory import BYTES_PER_MB
 from gateway.store.db import Store, open_store
 from gateway.store.repository import Repository
+from gateway.store.writer import WriteFence
 
 __all__ = ["QUIET_LIBRARIES", "App", "configure_logging", "database_url", "open_app"]
 
@@ -40,6 +41,7 @@ async def open_app(
     with_tools: bool = False,
     tracing: Tracing | None = None,
     job_clock: JobClock | None = None,
+    fence: WriteFence | None = None,
 ) -> AsyncIterator[App]:
     """Open the store (applying migrations), build services and a session manager.
 
@@ -47,7 +49,7 @@ async def open_app(
     with opening the store. Secrets are masked in the log from here on, also when the caller
     configured logging itself. Turns are traced to ``tracing``, else as ``tracing`` in the
     configuration says (closed, its last spans exported, when the app closes). ``job_clock``:
-    the scheduled jobs' clock (tests move it).
+    the scheduled jobs' clock (tests move it). ``fence``: a failover leader's write fence.
     """
     install_log_sanitizer(config)
     servers = McpServers()
@@ -56,7 +58,7 @@ async def open_app(
     else:
         starting = None
     try:
-        store = await open_store(database_url(config))
+        store = await open_store(database_url(config), fence=fence)
         try:
             if starting is not None:
                 servers = await starting

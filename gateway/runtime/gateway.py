@@ -29,13 +29,16 @@ from gateway.messages.inbound import InboundMessage
 from gateway.messages.turn_text import MESSAGE_SEPARATOR as MESSAGE_SEPARATOR
 from gateway.platforms.base import AdapterHooks, ApprovalPress, PlatformAuthError
 from gateway.platforms.registry import PLATFORMS
+from gateway.reports.failover import failover_lines
 from gateway.reports.totals import health_text
 from gateway.runtime.admission import Admission
 from gateway.runtime.app import App
+from gateway.runtime.election import Election
 from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import pending_messages
 from gateway.runtime.turns import FAILED_TEXT as FAILED_TEXT  # re-exported
 from gateway.runtime.turns import TurnRunner
+from gateway.runtime.webhook_inbox import take_kept_updates
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.store.ports import LifecycleStore
 from gateway.store.records import InboundRecord
@@ -64,8 +67,12 @@ class Gateway:
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         hold_seconds: float = DEFAULT_HOLD_SECONDS,
         commands: CommandRegistry | None = None,
+        election: Election | None = None,
     ) -> None:
         self.app = app
+        self.election = election
+        """Failover: this gateway's standing in the election (None: failover is off). Its
+        send gate is handed to every adapter."""
         self.repo: LifecycleStore = app.repo
         """What the lifecycle itself reads and writes of the store (pending messages, dead
         letters); the repository is handed whole only to the parts it builds, each typed with
@@ -121,6 +128,8 @@ class Gateway:
         self.scheduler = self._job_scheduler()
         """Runs scheduled jobs as turns (None: ``jobs.enabled`` is off)."""
         self._scheduling: asyncio.Task[None] | None = None
+        self._inbox_tasks: list[asyncio.Task[None]] = []
+        """Failover: the loops taking in webhook updates standbys kept."""
 
     def _job_scheduler(self) -> JobScheduler | None:
         """Scheduled jobs' runs, admitted and dispatched as messages (None: jobs are off)."""
@@ -148,6 +157,7 @@ class Gateway:
             commands=self.commands,
             catch_up_from=functools.partial(self._catch_up_start, platform),
             on_approval=self._on_approval,
+            send_gate=self.election.check_may_send if self.election is not None else None,
         )
 
     async def _on_approval(self, press: ApprovalPress) -> str | None:
@@ -179,9 +189,20 @@ class Gateway:
             self._housekeeping = asyncio.create_task(self._prune_dead_letters_daily())
             if self.scheduler is not None:  # after the resume: a claimed run is resumed once
                 self._scheduling = asyncio.create_task(self.scheduler.run())
+            self._take_kept_updates()
         finally:
             # Even a failed start must not leave live messages waiting forever.
             self._resumed.set()
+
+    def _take_kept_updates(self) -> None:
+        """Failover: take in the webhook updates standbys received, for each adapter that
+        runs in webhook mode (see :mod:`gateway.runtime.webhook_inbox`)."""
+        if self.election is None:
+            return
+        for adapter in self.adapters.values():
+            if adapter.webhook_mode and adapter.failure is None:
+                task = asyncio.create_task(take_kept_updates(self.app.repo, adapter))
+                self._inbox_tasks.append(task)
 
     async def prune_dead_letters(self) -> int:
         """Delete quarantined updates older than ``gateway.dead_letter_days``."""
@@ -218,6 +239,8 @@ class Gateway:
         """Stop receiving, let running turns finish within the grace period, disconnect."""
         if self._scheduling is not None:
             self._scheduling.cancel()
+        for task in self._inbox_tasks:
+            task.cancel()
         for adapter in self.adapters.values():
             await adapter.stop_receiving()
         if not await self.workers.drain(grace_seconds):
@@ -269,7 +292,10 @@ class Gateway:
     async def health_text(self) -> str:
         """The daemon's own health, for an admin's ``/status``."""
         failures = {adapter.name: adapter.failure for adapter in self.adapters.values()}
-        return health_text(await self.repo.count_dead_letters(), failures)
+        text = health_text(await self.repo.count_dead_letters(), failures)
+        if self.election is None:
+            return text
+        return "\n".join([text, *failover_lines(await self.repo.failover_state())])
 
     # -- idleness --------------------------------------------------------------------------
 

@@ -33,11 +33,13 @@ from gateway.messages.turn_text import batch_sent_at, merge_texts
 from gateway.platforms.base import DeliveryTarget, PlatformAdapter
 from gateway.runtime.admission import Admission
 from gateway.runtime.app import App
+from gateway.runtime.election import NotLeaderError
 from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import resume_steps
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.sessions.runtime import SessionAddress, SessionRuntime
 from gateway.store.job_records import is_job_run, is_missed_run
+from gateway.store.leases import LeaseLostError
 from gateway.store.ports import TurnStore
 from gateway.users.access import Budget
 
@@ -47,6 +49,8 @@ STOP_WAIT_SECONDS = 10.0
 """How long ``/stop`` waits for the cancelled turn to clean up."""
 OVERHEAD_SAMPLES = 10_000
 """How many recent per-turn overhead measurements the runner keeps (demo, benchmarks)."""
+NOT_LEADING = (LeaseLostError, NotLeaderError)
+"""What a turn raises when the gateway stopped leading under it (failover)."""
 FAILED_TEXT = "Sorry, I could not answer that ({error}). Please try again."
 
 
@@ -166,6 +170,10 @@ class TurnRunner:
             await handling
         except asyncio.CancelledError:
             raise
+        except NOT_LEADING as exc:
+            # Failover: this gateway lost the lease. The turn is not a failure: its messages
+            # stay as the store has them, for the next leader to take up.
+            log.warning("session %s: turn left to the next leader (%s)", key, exc)
         except Exception as exc:
             summary = failure_summary(exc)
             log.error("session %s: turn failed: %s", key, summary)

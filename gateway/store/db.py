@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -33,7 +33,7 @@ from gateway.store.locations import DATABASE_FILE_NAME as DATABASE_FILE_NAME
 from gateway.store.locations import MIGRATIONS_DIR, VERSION_LOCATIONS
 from gateway.store.locations import default_database_url as default_database_url
 from gateway.store.schema_heads import is_at_head
-from gateway.store.writer import BatchWriter, T, WriteJob
+from gateway.store.writer import BatchWriter, T, WriteFence, WriteJob
 
 if TYPE_CHECKING:
     import alembic.config
@@ -51,6 +51,10 @@ SQLITE_CONNECT_PRAGMAS = (
 
 PROJECT_ROOT = MIGRATIONS_DIR.parent
 """The project folder: ``plugins/context_engine/`` under it holds the bundled engine plugins."""
+
+MIGRATIONS_LOCK_KEY = 0x4845524D_0001
+"""The PostgreSQL advisory lock the migrations run under ("HERM" then 1): gateways started
+together on one database migrate one after the other, the later ones finding nothing to do."""
 
 ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 """The asyncio driver used for a URL that names only the database (``postgresql://...``)."""
@@ -74,10 +78,12 @@ class Store:
     live_anchors: set[tuple[str, str, str]] | None = None
     """(platform, chat, inbound message) of every recent reply shown live, loaded on first use
     (gateway/store/repository_live.py): most replies have none, and need no query to know it."""
+    fence: WriteFence | None = None
+    """Failover: the leader's epoch check every write batch begins with (None: no fencing)."""
     writer: BatchWriter = field(init=False)
 
     def __post_init__(self) -> None:
-        self.writer = BatchWriter(self.engine, self.write_lock, self.sync_engine)
+        self.writer = BatchWriter(self.engine, self.write_lock, self.sync_engine, self.fence)
 
     async def write(self, job: WriteJob[T]) -> T:
         """Run a write job in the next group commit (see :mod:`gateway.store.writer`)."""
@@ -130,9 +136,15 @@ def store_plugins() -> list[PluginMigrations]:
     return find_plugin_migrations((PROJECT_ROOT, hermes_home()))
 
 
-async def open_store(url: str, plugins: Sequence[PluginMigrations] | None = None) -> Store:
+async def open_store(
+    url: str,
+    plugins: Sequence[PluginMigrations] | None = None,
+    *,
+    fence: WriteFence | None = None,
+) -> Store:
     """Open the database at ``url``, upgrading its schema to the newest revisions first: the
-    core chain, then each of ``plugins`` (by default :func:`store_plugins`)."""
+    core chain, then each of ``plugins`` (by default :func:`store_plugins`). With ``fence``
+    (failover, PostgreSQL) every write batch is fenced by the leader's epoch."""
     engine = create_store_engine(url)
     chains = store_plugins() if plugins is None else plugins
     try:
@@ -144,7 +156,10 @@ async def open_store(url: str, plugins: Sequence[PluginMigrations] | None = None
         raise
     sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
     return Store(
-        engine=engine, sessionmaker=sessionmaker, sync_engine=_sqlite_writer_engine(engine)
+        engine=engine,
+        sessionmaker=sessionmaker,
+        sync_engine=_sqlite_writer_engine(engine),
+        fence=fence,
     )
 
 
@@ -191,7 +206,10 @@ async def _all_at_head(engine: AsyncEngine, plugins: Sequence[PluginMigrations])
 
 async def _upgrade_to_head(engine: AsyncEngine, plugins: Sequence[PluginMigrations]) -> str:
     """Run ``alembic upgrade head`` for the core chain, then for each plugin's, on one
-    connection of ``engine`` inside the running loop; returns the core revision."""
+    connection of ``engine`` inside the running loop; returns the core revision.
+
+    On PostgreSQL the whole upgrade runs in one transaction holding
+    :data:`MIGRATIONS_LOCK_KEY`, so any number of gateways started at once migrate once."""
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 
@@ -207,6 +225,11 @@ async def _upgrade_to_head(engine: AsyncEngine, plugins: Sequence[PluginMigratio
         return revision
 
     async with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # Held to the commit: a second host waits here, then finds every chain at head.
+            await connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATIONS_LOCK_KEY}
+            )
         return await connection.run_sync(upgrade)
 
 
@@ -235,6 +258,11 @@ def _begin_immediate(connection: Connection) -> None:
     # IMMEDIATE takes SQLite's write lock at BEGIN: the reads inside a write job see the state
     # it writes over, even if another process writes to the file too.
     connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def async_url(url: str) -> URL:
+    """``url`` with the asyncio driver the store uses for its backend."""
+    return _normalise_url(make_url(url))
 
 
 def _normalise_url(url: URL) -> URL:

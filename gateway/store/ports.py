@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     )
     from gateway.store.repository_dashboard import DayUsageGroup, SessionListing, UserDaySpend
     from gateway.store.repository_dead_letters import DeadLetterRecord
+    from gateway.store.repository_failover import FailoverState
     from gateway.store.repository_forget import ForgetReport, OwnedData
     from gateway.store.repository_tool_calls import ToolCallStats
     from gateway.store.repository_users import Access, AccessRecord, SpendRow, UsageGrouping
@@ -226,11 +227,23 @@ class TurnStore(InboundMarks, Protocol):
 
 
 @runtime_checkable
+class WebhookInbox(Protocol):
+    """Updates standbys received by webhook, as the leader takes them in (failover)."""
+
+    async def waiting_webhook_updates(
+        self, platform: str, limit: int = ...
+    ) -> list[dict[str, Any]]: ...
+
+    async def drop_webhook_updates(self, platform: str, update_ids: list[int]) -> None: ...
+
+
 class LifecycleStore(InboundMarks, Protocol):
     """What was left pending, where catch-up starts, quarantined updates (the daemon's
     lifecycle: start, resume, idle waits, health, housekeeping)."""
 
     async def pending_inbound(self, platform: str | None = ...) -> list[InboundRecord]: ...
+
+    async def failover_state(self) -> FailoverState | None: ...
 
     async def newest_inbound_per_chat(self, platform: str) -> dict[str, str]: ...
 
@@ -468,6 +481,8 @@ class DashboardStore(Protocol):
     ) -> list[SessionListing]: ...
 
     async def get_session(self, session_id: int) -> SessionRecord | None: ...
+
+    async def failover_state(self) -> FailoverState | None: ...
 
     async def all_messages(self, session_id: int) -> list[MessageRecord]: ...
 

@@ -19,7 +19,9 @@
 * recall (``repository_recall``): searching the earlier sessions an owner may see;
 * MCP tool lists and large tool outputs (``repository_mcp``);
 * tool calls (``repository_tool_calls``): each call's tool, time and outcome, per-tool sums;
-* voice (``repository_voice``): each chat's ``/voice`` mode, characters spoken per answer.
+* voice (``repository_voice``): each chat's ``/voice`` mode, characters spoken per answer;
+* failover (``repository_failover``): who leads, the standbys seen, takeovers; the webhook
+  inbox (``webhook_inbox``): updates a standby received, for the leader.
 
 Reads run concurrently. Every write is a job handed to the store's writer
 (:mod:`gateway.store.writer`), which commits whatever jobs are queued together in one
@@ -40,6 +42,7 @@ from gateway.store.repository_catchup import CatchUpQueries
 from gateway.store.repository_dashboard import DashboardQueries
 from gateway.store.repository_dead_letters import DeadLetterQueries
 from gateway.store.repository_export import ExportQueries
+from gateway.store.repository_failover import FailoverQueries
 from gateway.store.repository_forget import ForgetQueries
 from gateway.store.repository_inbound import InboundQueries
 from gateway.store.repository_jobs import JobQueries
@@ -59,6 +62,7 @@ from gateway.store.repository_turn_stops import TurnStopQueries
 from gateway.store.repository_usage import UsageQueries
 from gateway.store.repository_users import UserQueries
 from gateway.store.repository_voice import VoiceQueries
+from gateway.store.webhook_inbox import WebhookInboxQueries
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -82,6 +86,8 @@ class Repository(
     DeadLetterQueries,
     LiveMessageQueries,
     DashboardQueries,
+    FailoverQueries,
+    WebhookInboxQueries,
     MemoryQueries,
     ApprovalQueries,
     JobQueries,

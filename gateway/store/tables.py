@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -487,6 +488,51 @@ class DeadLetterRow(Base):
     reason: Mapped[str] = mapped_column(Text)
     detail: Mapped[str] = mapped_column(Text, default="")
     raw: Mapped[str] = mapped_column(Text)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class GatewayLeaseRow(Base):
+    """The leadership of a group of gateways sharing this database (``gateway.failover``):
+    who holds it, under which epoch (the fencing token every leader write carries), until
+    when (the database's clock). One row per group; written only by
+    :mod:`gateway.store.leases`."""
+
+    __tablename__ = "gateway_leases"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    epoch: Mapped[int] = mapped_column(Integer, default=0)
+    holder: Mapped[str | None] = mapped_column(String, nullable=True)
+    host: Mapped[str | None] = mapped_column(String, nullable=True)
+    pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    backend_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    takeovers: Mapped[int] = mapped_column(Integer, default=0)
+    acquired_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    renewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class GatewayMemberRow(Base):
+    """A gateway process seen in the election (leader or standby), heartbeating ``seen_at``."""
+
+    __tablename__ = "gateway_members"
+
+    member: Mapped[str] = mapped_column(String, primary_key=True)
+    host: Mapped[str] = mapped_column(String)
+    pid: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class WebhookInboxRow(Base):
+    """A webhook update a standby received (failover): kept raw until the leader takes it in
+    through its adapter (and the inbound table), then deleted. Idempotent by update id."""
+
+    __tablename__ = "webhook_inbox"
+
+    platform: Mapped[str] = mapped_column(String, primary_key=True)
+    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

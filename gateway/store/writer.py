@@ -42,6 +42,11 @@ T = TypeVar("T")
 WriteJob = Callable[[Connection], T]
 """A write: runs inside a transaction on the given connection and returns its result."""
 
+WriteFence = Callable[[Connection], None]
+"""A check run first in every batch's transaction (failover: the leader's epoch is still the
+lease's, :class:`gateway.store.leases.LeaseFence`); when it raises, every job of the batch
+fails with its error and none is run."""
+
 MAX_JOBS_PER_BATCH = 512
 """Upper bound on the writes committed together (bounds the work a rollback would redo)."""
 
@@ -74,6 +79,7 @@ class BatchWriter:
     engine: AsyncEngine
     write_lock: asyncio.Lock
     sync_engine: Engine | None = None
+    fence: WriteFence | None = None
     stats: WriterStats = field(default_factory=WriterStats)
     _queue: deque[_Queued[Any]] = field(default_factory=deque)
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -108,6 +114,8 @@ class BatchWriter:
             # store (e.g. reload a context after /stop), then pass the cancellation on.
             with contextlib.suppress(Exception):
                 await asyncio.wait({queued.future})
+                if not queued.future.cancelled():
+                    queued.future.exception()  # retrieved: the cancellation is what we report
             raise
 
     async def close(self) -> None:
@@ -177,7 +185,7 @@ class BatchWriter:
                 )
             return await loop.run_in_executor(self._thread, self._run_on_own_connection, jobs)
         async with self.engine.connect() as connection:
-            return await connection.run_sync(run_jobs, jobs)
+            return await connection.run_sync(run_jobs, jobs, self.fence)
 
     def _run_on_own_connection(
         self, jobs: list[WriteJob[Any]]
@@ -186,7 +194,7 @@ class BatchWriter:
         if self._connection is None or self._connection.closed:
             self._connection = self.sync_engine.connect()
         try:
-            return run_jobs(self._connection, jobs)
+            return run_jobs(self._connection, jobs, self.fence)
         except Exception:
             # A broken connection is replaced on the next batch rather than reused.
             with contextlib.suppress(Exception):
@@ -195,18 +203,27 @@ class BatchWriter:
             raise
 
 
+class _FenceRefused(Exception):
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
 def run_jobs(
-    connection: Connection, jobs: list[WriteJob[Any]]
+    connection: Connection, jobs: list[WriteJob[Any]], fence: WriteFence | None = None
 ) -> tuple[list[tuple[bool, Any]], bool]:
     """Run ``jobs`` in one transaction; on any error, again one transaction per job.
 
     Returns ``(ok, result or error)`` per job and whether the batch had to be replayed.
+    ``fence`` runs first; when it refuses, every job fails with its error, none replayed.
     """
     results: list[Any] = []
     try:
         with connection.begin():
+            _check_fence(connection, fence)
             for job in jobs:
                 results.append(job(connection))
+    except _FenceRefused as refused:
+        return [(False, refused.error)] * len(jobs), False
     except Exception as exc:
         if len(jobs) == 1:
             return [(False, exc)], False
@@ -216,7 +233,19 @@ def run_jobs(
     for job in jobs:
         try:
             with connection.begin():
+                _check_fence(connection, fence)
                 outcomes.append((True, job(connection)))
+        except _FenceRefused as refused:
+            outcomes.append((False, refused.error))
         except Exception as exc:
             outcomes.append((False, exc))
     return outcomes, True
+
+
+def _check_fence(connection: Connection, fence: WriteFence | None) -> None:
+    if fence is None:
+        return
+    try:
+        fence(connection)
+    except Exception as exc:
+        raise _FenceRefused(exc) from exc

@@ -548,3 +548,26 @@ def test_markup_converts_to_text_and_entities_like_telegram(
     markup: str, parse_mode: str, text: str, entities: list[dict[str, object]]
 ) -> None:
     assert format_message_text(markup, parse_mode) == (text, entities)
+
+
+async def test_clients_with_tagged_tokens_are_one_bot_told_apart_in_the_callers(
+    emulator: TelegramEmulator,
+) -> None:
+    emulator.push_message(ALICE, "hi")  # the chat exists once Alice wrote
+    async with (
+        Bot(emulator.tagged_token("g0"), base_url=emulator.base_url) as first,
+        Bot(emulator.tagged_token("g1"), base_url=emulator.base_url) as second,
+    ):
+        await first.send_message(ALICE, "from the first")
+        await second.send_chat_action(ALICE, ChatAction.TYPING)
+    impostor = Bot("999:WRONG~g0", base_url=emulator.base_url)
+    try:
+        with pytest.raises(InvalidToken):
+            await impostor.initialize()
+    finally:
+        await impostor.shutdown()
+    callers = [(tag, method) for tag, method, _ in emulator.callers]
+    assert ("g0", "sendMessage") in callers
+    assert ("g1", "sendChatAction") in callers
+    assert all(tag in {"g0", "g1"} for tag, _ in callers)  # the impostor's call is not the bot's
+    assert [m["text"] for m in emulator.sent_messages(ALICE)] == ["from the first"]

@@ -128,3 +128,30 @@ def test_counts_named_after_tokens_are_not_secrets():
     assert masked_config(config)["agent"]["max_tool_result_tokens"] == "auto"
     assert "auto" not in literal_secrets(config)
     assert is_secret_key("api_key") and is_secret_key("bot_token") and is_secret_key("password")
+
+
+def test_failover_is_off_by_default_with_a_ten_second_lease() -> None:
+    failover = parse_config({}).gateway.failover
+    assert (failover.enabled, failover.lease_seconds) == (False, 10.0)
+
+
+def test_failover_on_sqlite_is_an_error_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"^gateway\.failover\.enabled: needs database\.url"):
+        parse_config({"gateway": {"failover": {"enabled": True}}})
+    with pytest.raises(ConfigError, match=r"^gateway\.failover\.enabled"):
+        parse_config(
+            {
+                "gateway": {"failover": {"enabled": True}},
+                "database": {"url": "sqlite:///hermes.db"},
+            }
+        )
+
+
+def test_failover_on_postgresql_is_accepted() -> None:
+    config = parse_config(
+        {
+            "gateway": {"failover": {"enabled": True, "lease_seconds": 4}},
+            "database": {"url": "postgresql://hermes@db/hermes"},
+        }
+    )
+    assert config.gateway.failover.lease_seconds == 4.0

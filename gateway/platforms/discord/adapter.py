@@ -26,6 +26,8 @@ import contextlib
 import logging
 import re
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 import yarl
@@ -124,6 +126,8 @@ class DiscordAdapter(DiscordLiveReplies):
             guild_ready_timeout=GUILD_READY_TIMEOUT_SECONDS,
             allowed_mentions=discord.AllowedMentions.none(),
         )
+        if self.send_gate is not None:
+            _gate_requests(self.client.http, self.send_gate)
         self.client.event(self.on_ready)
         self.client.event(self.on_message)
         self.client.event(self.on_interaction)
@@ -457,3 +461,15 @@ class DiscordAdapter(DiscordLiveReplies):
         if isinstance(error, aiohttp.ClientError):
             return SendFailure(f"{type(error).__name__}: {error}", transient=True)
         return super().classify_send_error(error)
+
+
+def _gate_requests(http: discord.http.HTTPClient, gate: Callable[[], None]) -> None:
+    """Have ``gate`` (which raises to refuse) run before every REST request of ``http``:
+    discord.py sends each one through ``HTTPClient.request``, after any rate-limit wait."""
+    request = http.request
+
+    async def gated(route: discord.http.Route, **kwargs: Any) -> Any:
+        gate()
+        return await request(route, **kwargs)
+
+    http.request = gated  # type: ignore[method-assign]

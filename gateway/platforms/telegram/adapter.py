@@ -52,6 +52,7 @@ from gateway.platforms.telegram.approvals import (
     closed_text,
     parse_callback_data,
 )
+from gateway.platforms.telegram.gate import GatedRateLimiter
 from gateway.platforms.telegram.intake import (
     PLATFORM,
     MessageReader,
@@ -127,10 +128,15 @@ class TelegramAdapter(PlatformAdapter):
         self.typing_delay = settings.typing_delay
         # Typed as Any: each builder call changes ApplicationBuilder's generic parameters.
         builder: Any = ApplicationBuilder().token(token).updater(None)
-        limiter = AIORateLimiter(
+        limits: dict[str, Any] = dict(
             overall_max_rate=settings.rate_limit_per_second,
             group_max_rate=settings.rate_limit_per_group_per_minute,
             max_retries=RATE_LIMIT_RETRIES,
+        )
+        limiter = (
+            AIORateLimiter(**limits)
+            if self.send_gate is None
+            else GatedRateLimiter(self.send_gate, **limits)
         )
         builder = builder.rate_limiter(limiter)
         if settings.base_url:
@@ -151,7 +157,13 @@ class TelegramAdapter(PlatformAdapter):
             self.keep_dead_letter,
             self._on_press,
         )
-        self._poller = Poller(lambda: self.bot, settings, self._intake.take, self._token_revoked)
+        self._poller = Poller(
+            lambda: self.bot,
+            settings,
+            self._intake.take,
+            self._token_revoked,
+            gate=self.send_gate,
+        )
         self._webhook: WebhookServer | None = None
         self.webhook_port: int | None = None
         """The port the webhook server bound (webhook mode, once started)."""
@@ -252,6 +264,15 @@ class TelegramAdapter(PlatformAdapter):
 
     def _token_revoked(self, error: PlatformAuthError) -> None:
         self.fail(str(error))
+
+    @property
+    def webhook_mode(self) -> bool:
+        """Whether ``mode`` is webhook."""
+        return self.settings.mode == WEBHOOK_MODE
+
+    async def take_webhook_update(self, data: dict[str, Any]) -> None:
+        """An update a standby received by webhook (failover), through the same intake."""
+        await self._handle_webhook_update(data)
 
     async def _handle_webhook_update(self, data: dict[str, Any]) -> None:
         """One POSTed update, through the same intake as a polled one.

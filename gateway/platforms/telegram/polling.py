@@ -125,8 +125,12 @@ class Poller:
         settings: TelegramSettings,
         take: UpdateTaker,
         on_token_revoked: Callable[[PlatformAuthError], None],
+        gate: Callable[[], None] | None = None,
     ) -> None:
         self._bot = bot
+        self._gate = gate
+        """The runner's send gate (failover), run before each getUpdates: python-telegram-bot
+        sends getUpdates past the rate limiter, where the gate of every other call sits."""
         self._settings = settings
         self._take = take
         self._on_token_revoked = on_token_revoked
@@ -261,6 +265,8 @@ class Poller:
         }
         if limit is not None:
             arguments["limit"] = limit
+        if self._gate is not None:
+            self._gate()
         result = await self._bot().do_api_request(
             "getUpdates",
             api_kwargs=arguments,
