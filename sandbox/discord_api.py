@@ -288,6 +288,20 @@ class DiscordEmulator:
             ) from None
         return sent
 
+    # The timeout parameter is part of the emulator's published API.
+    async def wait_for_identify(self, count: int, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+        """Wait until the gateway has accepted at least `count` IDENTIFYs in all: a bot that
+        has identified receives what users post from then on (before, Discord drops it)."""
+        try:
+            async with asyncio.timeout(timeout):
+                while self.gateway.identify_count < count:
+                    self.gateway.identified.clear()
+                    await self.gateway.identified.wait()
+        except TimeoutError:
+            raise TimeoutError(
+                f"the bot identified {self.gateway.identify_count} of {count} times"
+            ) from None
+
     @property
     def typing_channels(self) -> list[int]:
         """Channel ids of every POST /channels/{id}/typing, in order."""

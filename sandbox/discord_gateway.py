@@ -166,6 +166,8 @@ class DiscordGateway:
         self.session: GatewaySession | None = None
         self.connections: set[GatewayConnection] = set()
         self.identify_count = 0
+        self.identified = asyncio.Event()
+        """Set at each accepted IDENTIFY (cleared by whoever waits for the next one)."""
         self.resume_count = 0
         self.heartbeat_count = 0
         self.after_identify: list[tuple[str, JSON]] = []
@@ -230,6 +232,7 @@ class DiscordGateway:
             connection.close_soon(CloseCode.DISALLOWED_INTENTS, "Disallowed intent(s).")
             return
         self.identify_count += 1
+        self.identified.set()
         if self.session is not None and self.session.connection is not None:
             self.session.connection.close_soon(CloseCode.UNKNOWN_ERROR, "Session replaced.")
         session = GatewaySession(session_id=uuid.uuid4().hex, intents=intents)

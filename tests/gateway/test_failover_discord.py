@@ -42,6 +42,9 @@ async def test_a_standby_taking_over_after_a_kill_answers_what_was_posted_meanwh
         env={DISCORD_TOKEN_ENV: discord_emulator.token},
     ) as cluster:
         leader, lease = await cluster.wait_serving()
+        # Serving Telegram says nothing of Discord: Discord drops what is posted before the
+        # leader has identified.
+        await discord_emulator.wait_for_identify(1, timeout=30)
         channel = GENERAL_ID
         discord_emulator.push_message(channel, "before the crash", mention_bot=True)
         await discord_emulator.wait_for_sent(channel, 1, timeout=30)
@@ -52,6 +55,7 @@ async def test_a_standby_taking_over_after_a_kill_answers_what_was_posted_meanwh
         )
         new_leader, _ = await cluster.wait_serving(after_epoch=lease.epoch)
         await discord_emulator.wait_for_sent(channel, 2, timeout=60)
+        await discord_emulator.wait_for_identify(2, timeout=30)
         discord_emulator.push_message(channel, "after the takeover", mention_bot=True)
         await discord_emulator.wait_for_sent(channel, 3, timeout=30)
         assert await cluster.stop(new_leader) == 0
