@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,9 +17,20 @@ import pytest
 
 from gateway.store.db import Store, open_store
 from gateway.store.repository import Repository
+from tests.hang_report import reporting_hangs
 
 if TYPE_CHECKING:
     from tests.store.pg import PostgresServer
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A test still running after HERMES_TEST_HANG_SECONDS prints where its tasks wait and
+    fails (see :mod:`tests.hang_report`)."""
+    capture = item.config.pluginmanager.getplugin("capturemanager")
+    uncaptured = capture.global_and_fixture_disabled if capture is not None else nullcontext
+    with reporting_hangs(item.nodeid, item.name.split("[")[0], uncaptured):
+        return (yield)
 
 
 @pytest.fixture
