@@ -23,6 +23,8 @@ from agent.engines.toolkit.boundaries import SUMMARY_PREFIX
 from agent.engines.toolkit.tool_output_pruning import (
     DUPLICATE_OUTPUT_TEMPLATE,
     PRUNED_OUTPUT_PREFIX,
+    call_arguments_text,
+    pruned_input,
 )
 from agent.providers.anthropic.convert import to_anthropic_request
 from agent.tokens import cache_messages_tokens
@@ -138,16 +140,24 @@ def text_of(message: Message) -> str:
     return value if isinstance(value, str) else ""
 
 
+def call_ids(message: Message) -> tuple[str, ...]:
+    return tuple(str(call["id"]) for call in message.get("tool_calls") or [])
+
+
 def assert_nothing_silently_lost(
     before: list[Message], after: list[Message], model: ScriptedSummaryModel, outcome: str
 ) -> None:
     """A message gone from the context was summarised (its text reached the summary model),
-    replaced by a placeholder, or, for a degraded compaction, covered by the fallback."""
+    replaced by a placeholder (a cleared output, or a call message whose large inputs were
+    cleared), or, for a degraded compaction, covered by the fallback."""
     kept = {m["_id"] for m in after if "_id" in m}
     placeholders = {m.get("tool_call_id") for m in after if "_id" not in m and m["role"] == "tool"}
+    rewritten_calls = {call_ids(m) for m in after if "_id" not in m and m.get("tool_calls")}
     sent = "\n".join(model.prompts)
     for message in before[1:]:
         if message["_id"] in kept or message.get("tool_call_id") in placeholders:
+            continue
+        if message.get("tool_calls") and call_ids(message) in rewritten_calls:
             continue
         assert outcome in ("summarized", "chunked", "fallback")
         if outcome == "fallback":
@@ -226,6 +236,16 @@ def test_compaction_properties(
         event(f"summary seam alternates: {after[at]['role'] not in roles}")
         if after[at]["role"] in roles:
             assert after[at]["role"] == "user"
+
+    # Rewritten calls keep their ids and name; a cleared input says where the original is.
+    originals = {str(c["id"]): c for m in session for c in m.get("tool_calls") or []}
+    for message in after:
+        for call in message.get("tool_calls") or [] if "_id" not in message else []:
+            original = originals[str(call["id"])]
+            assert call["function"]["name"] == original["function"]["name"]
+            if call != original:
+                arguments = call_arguments_text(call)
+                assert arguments == pruned_input(str(call["id"]), call_arguments_text(original))
 
     # Rewritten tool outputs say what they were.
     for message in after:
