@@ -158,7 +158,8 @@ case "${1:-}" in
     "$VENV/bin/ruff" format --check .
     "$VENV/bin/mypy" agent gateway plugins sandbox bench
     "$VENV/bin/lint-imports"
-    exec "$VENV/bin/python" -m pytest -q "$@"
+    # Two workers (pytest-xdist); HERMES_TEST_WORKERS=0 runs the tests in this process.
+    exec "$VENV/bin/python" -m pytest -q -n "${HERMES_TEST_WORKERS:-2}" "$@"
     ;;
   lock)
     shift

@@ -11,15 +11,14 @@ reading its task set is safe enough for a diagnosis); the cancel is handed to th
 from __future__ import annotations
 
 import asyncio
-import faulthandler
 import gc
 import io
 import os
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import TextIO
 
 DEFAULT_HANG_SECONDS = 300.0
 
@@ -58,23 +57,30 @@ def task_stacks() -> str:
     return buffer.getvalue()
 
 
+def thread_stacks() -> str:
+    """Every thread's stack, innermost call last."""
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    return "".join(
+        f"--- thread {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame))
+        for ident, frame in sys._current_frames().items()
+    )
+
+
 def _report(nodeid: str, test_name: str, seconds: float, uncaptured: Uncaptured) -> None:
-    out = sys.__stderr__
-    if out is not None:
+    text = (
+        f"\n=== {nodeid} still running after {seconds:g} s: its tasks and threads ===\n"
+        f"{task_stacks()}{thread_stacks()}"
+    )
+    sys.stderr.write(text)  # captured: shown with the failure (also from an xdist worker)
+    terminal = sys.__stderr__
+    if terminal is not None:  # and at once on the terminal, in a run without workers
         with uncaptured():
-            _write(out, nodeid, seconds)
+            terminal.write(text)
+            terminal.flush()
     for loop in _running_loops():
         for task in _tasks(loop):
             if getattr(task.get_coro(), "__name__", None) == test_name:
                 loop.call_soon_threadsafe(task.cancel)
-
-
-def _write(out: TextIO, nodeid: str, seconds: float) -> None:
-    out.write(f"\n=== {nodeid} still running after {seconds:g} s: its tasks and threads ===\n")
-    out.write(task_stacks())
-    out.flush()
-    faulthandler.dump_traceback(file=out, all_threads=True)
-    out.flush()
 
 
 @contextmanager
