@@ -5,8 +5,9 @@ message: :meth:`Gateway.receive` hands it to admission (:mod:`gateway.runtime.ad
 recorded durably before the adapter acknowledges it, duplicates dropped, strangers refused),
 then to the turn runner (:mod:`gateway.runtime.turns`: commands, batches, one agent turn per
 batch, the reply delivered exactly once). The daemon itself starts and stops the adapters,
-resumes what the last run left pending (:mod:`gateway.runtime.resume`), waits for idleness,
-reports its health and prunes quarantined updates.
+resumes what the last run left pending (:mod:`gateway.runtime.resume`), waits for idleness
+(:mod:`gateway.runtime.idle`), reports its health and prunes quarantined updates
+(:mod:`gateway.runtime.housekeeping`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import asyncio
 import functools
 import logging
 from collections import deque
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from gateway.commands import CommandRegistry, default_registry
 from gateway.commands.builtin import STOPPED_TEXT as STOPPED_TEXT  # re-exported
@@ -24,7 +25,6 @@ from gateway.delivery.deliverer import Deliverer, RetryPolicy
 from gateway.delivery.in_flight import InFlight
 from gateway.delivery.voice import build_voice_replies
 from gateway.jobs.scheduler import JobScheduler
-from gateway.messages.failures import failure_summary
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.turn_text import MESSAGE_SEPARATOR as MESSAGE_SEPARATOR
 from gateway.platforms.base import AdapterHooks, ApprovalPress, PlatformAuthError
@@ -34,6 +34,8 @@ from gateway.reports.totals import health_text
 from gateway.runtime.admission import Admission
 from gateway.runtime.app import App
 from gateway.runtime.election import Election
+from gateway.runtime.housekeeping import prune_dead_letters, prune_dead_letters_daily
+from gateway.runtime.idle import IdleWatch
 from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import pending_messages
 from gateway.runtime.turns import FAILED_TEXT as FAILED_TEXT  # re-exported
@@ -41,7 +43,6 @@ from gateway.runtime.turns import TurnRunner
 from gateway.runtime.webhook_inbox import take_kept_updates
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.store.ports import LifecycleStore
-from gateway.store.records import InboundRecord
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +50,6 @@ SHUTDOWN_GRACE_SECONDS = 20.0
 """How long in-flight turns get to finish on SIGINT/SIGTERM; unfinished ones stay pending."""
 IDLE_WAIT_SECONDS = 30.0
 """How long :meth:`Gateway.wait_idle` waits by default before it gives up (TimeoutError)."""
-UNSETTLED_RECHECK_SECONDS = 0.02
-"""How often :meth:`Gateway.wait_idle` reads the inbound table again while, with nothing else
-running, a message is still unfinished there (no event says when a row changes)."""
-
-DEAD_LETTER_PRUNE_SECONDS = 24 * 3600.0
-"""How often quarantined updates past their retention are deleted (also at each start)."""
 
 
 class Gateway:
@@ -121,6 +116,9 @@ class Gateway:
         """Messages being admitted and dispatched by :meth:`receive` now."""
         self._resumed = asyncio.Event()
         """Set once what the last run left pending is dispatched; live messages wait for it."""
+        self._idle = IdleWatch(
+            self._receiving, self.turns, self.delivery.in_flight, self.adapters, self.repo
+        )
         self.identities: dict[str, str] = {}
         """Who each adapter that started is connected as (``@name``)."""
         self.no_adapter_left = asyncio.Event()
@@ -186,7 +184,8 @@ class Gateway:
                 if adapter.failure is None:  # before resumed turns post prompts of their own
                     await self.approvals.close_stale(name, self._started_at)
             await self.resume_pending()
-            self._housekeeping = asyncio.create_task(self._prune_dead_letters_daily())
+            days = self.app.config.gateway.dead_letter_days
+            self._housekeeping = asyncio.create_task(prune_dead_letters_daily(self.repo, days))
             if self.scheduler is not None:  # after the resume: a claimed run is resumed once
                 self._scheduling = asyncio.create_task(self.scheduler.run())
             self._take_kept_updates()
@@ -206,19 +205,7 @@ class Gateway:
 
     async def prune_dead_letters(self) -> int:
         """Delete quarantined updates older than ``gateway.dead_letter_days``."""
-        days = self.app.config.gateway.dead_letter_days
-        pruned = await self.repo.prune_dead_letters(datetime.now(UTC) - timedelta(days=days))
-        if pruned:
-            log.info("deleted %d quarantined update(s) older than %d days", pruned, days)
-        return pruned
-
-    async def _prune_dead_letters_daily(self) -> None:
-        while True:
-            try:
-                await self.prune_dead_letters()
-            except Exception as exc:  # the database is down: try again next time
-                log.warning("quarantine not pruned: %s", failure_summary(exc))
-            await asyncio.sleep(DEAD_LETTER_PRUNE_SECONDS)
+        return await prune_dead_letters(self.repo, self.app.config.gateway.dead_letter_days)
 
     def _adapter_failed(self, name: str, reason: str) -> None:
         """An adapter stopped for good (it logged why); stop the daemon when none is left."""
@@ -300,40 +287,6 @@ class Gateway:
     # -- idleness --------------------------------------------------------------------------
 
     async def wait_idle(self, timeout: float = IDLE_WAIT_SECONDS) -> None:  # noqa: ASYNC109
-        """Return once the gateway has nothing left to do with what it has received.
-
-        Idle means, all at once: no message being recorded (:meth:`receive`), no session with
-        work queued or a batch running, no reply being delivered, no task of its own (an
-        immediate command) running, and no message of a running adapter unfinished in the
-        inbound table. Tests wait for it before asserting that nothing more happened; it
-        knows nothing of updates the platform has not handed over yet. Raises TimeoutError
-        after ``timeout`` seconds still busy.
-        """
-        async with asyncio.timeout(timeout):
-            while True:
-                await self._receiving.wait_none()
-                await self.workers.wait_idle()
-                await self.delivery.in_flight.wait_none()
-                running = {task for task in self.turns.background if not task.done()}
-                if running:
-                    await asyncio.wait(running)
-                if self._busy():
-                    continue
-                unsettled = await self._unsettled_inbound()
-                if self._busy():
-                    continue  # something started while the table was read: look again
-                if not unsettled:
-                    return
-                await asyncio.sleep(UNSETTLED_RECHECK_SECONDS)
-
-    def _busy(self) -> bool:
-        """Whether anything of the gateway runs now (the in-memory half of :meth:`wait_idle`)."""
-        return self._receiving.count > 0 or self.turns.busy() or self.delivery.in_flight.count > 0
-
-    async def _unsettled_inbound(self) -> list[InboundRecord]:
-        """Messages of the running adapters recorded but not finished (pending or processing)."""
-        unsettled: list[InboundRecord] = []
-        for name, adapter in self.adapters.items():
-            if adapter.failure is None:  # a stopped adapter's messages wait for the next start
-                unsettled.extend(await self.repo.pending_inbound(name))
-        return unsettled
+        """Return once the gateway has nothing left to do with what it has received
+        (:class:`~gateway.runtime.idle.IdleWatch`); TimeoutError after ``timeout`` s busy."""
+        await self._idle.wait(timeout)

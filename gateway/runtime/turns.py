@@ -3,7 +3,8 @@
 A message admitted (:mod:`gateway.runtime.admission`) is dispatched here once: an immediate
 command runs beside the session's turn; anything else goes to its session's worker, one batch at
 a time, messages that arrived meanwhile merged into the next turn. A turn looks its session up
-once, calls its agent once (:meth:`~gateway.sessions.runtime.SessionRuntime.run_turn`) and
+once (:mod:`gateway.runtime.turn_input`, with the spending limit and the media), calls its agent
+once (:meth:`~gateway.sessions.runtime.SessionRuntime.run_turn`) and
 delivers the reply through the exactly-once deliverer. Every message of a turn is tied to the
 turn's stored user message and to its reply, so a restart resumes what was left (the batch's
 steps: :mod:`gateway.runtime.resume`) and never answers a message twice.
@@ -24,9 +25,7 @@ from gateway.commands import Command, CommandContext, CommandHost, CommandRegist
 from gateway.delivery.approvals import ApprovalDesk
 from gateway.delivery.deliverer import Deliverer
 from gateway.delivery.live_reply import live_reply
-from gateway.jobs.scheduler import over_budget_notice
-from gateway.media.prepare import MediaReader, PreparedMedia
-from gateway.messages.attachments import empty_message_reply, unread_attachment_notice
+from gateway.messages.attachments import unread_attachment_notice
 from gateway.messages.failures import failure_summary
 from gateway.messages.inbound import InboundMessage
 from gateway.messages.turn_text import batch_sent_at, merge_texts
@@ -36,12 +35,12 @@ from gateway.runtime.app import App
 from gateway.runtime.election import NotLeaderError
 from gateway.runtime.metrics import DaemonMetrics
 from gateway.runtime.resume import resume_steps
+from gateway.runtime.turn_input import TurnInput
 from gateway.runtime.workers import DEFAULT_HOLD_SECONDS, DEFAULT_IDLE_SECONDS, SessionWorkers
 from gateway.sessions.runtime import SessionAddress, SessionRuntime
-from gateway.store.job_records import is_job_run, is_missed_run
+from gateway.store.job_records import is_missed_run
 from gateway.store.leases import LeaseLostError
 from gateway.store.ports import TurnStore
-from gateway.users.access import Budget
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +88,8 @@ class TurnRunner:
         """One worker per session key: one batch at a time, later messages merged."""
         self.host = host
         """What commands may ask of the daemon (``/stop``, health, access changes)."""
-        self.budget = Budget(app.config.limits, app.repo)
-        self.media = MediaReader(app.config.media, app.services.model)
-        """Reads the photos, files and voice notes of a turn before the model sees it."""
+        self.input = TurnInput(app, adapters, delivery)
+        """Spending limits, the session lookup and the media read before each turn."""
         self.metrics = metrics
         """Where turn and model latencies go (``/metrics``)."""
         self.overhead_ms: collections.deque[float] = collections.deque(maxlen=OVERHEAD_SAMPLES)
@@ -213,7 +211,7 @@ class TurnRunner:
         first = batch[0]
         is_admin = self.admission.is_admin(batch[-1])
         address = SessionAddress.of(batch[-1], is_admin=is_admin)
-        prepared = await self._prepare(batch, address, is_admin, stored_message_id)
+        prepared = await self.input.prepare(batch, address, is_admin, stored_message_id)
         if prepared is None:
             return
         runtime, media = prepared
@@ -248,39 +246,6 @@ class TurnRunner:
         waited = reply.result.wait_seconds if reply.result else 0.0
         self._measured(first.platform, time.perf_counter() - started, waited)
 
-    async def _prepare(
-        self,
-        batch: list[InboundMessage],
-        address: SessionAddress,
-        is_admin: bool,
-        stored_message_id: int | None,
-    ) -> tuple[SessionRuntime, PreparedMedia] | None:
-        """The turn's session (its one lookup) and media read for the model; None when the
-        batch was answered instead (over a spending limit, nothing the model could read)."""
-        first = batch[0]
-        attached = [kind for message in batch for kind in message.attachments]
-        spans = self.app.services.spans
-        with spans.span("receive", {"hermes.attachments": len(attached)}):
-            refusal = await self.budget.refusal(address.user_key, is_admin=is_admin)
-            if refusal is not None:  # over a spending limit: no model call
-                if is_job_run(batch[-1].platform_message_id):
-                    refusal = over_budget_notice(batch[-1], refusal)
-                await self.delivery.deliver(batch, [refusal])
-                return None
-            runtime = await self.app.sessions.get(address)
-            media = PreparedMedia()
-            if stored_message_id is None:  # a resumed turn's content is stored already
-                adapter = self.adapters[first.platform]
-                media = await self.media.prepare(
-                    batch, adapter.fetch_file, first.platform, runtime.model.info
-                )
-                if not any(message.text for message in batch) and not media.parts:
-                    # Nothing the model could read: say so (or what the bot can do for a bare
-                    # mention) instead of staying silent.
-                    await self.delivery.deliver(batch, self._nothing_to_read(media, attached))
-                    return None
-        return runtime, media
-
     def _measured(self, platform: str, took: float, waited: float) -> None:
         """A turn's time in the daemon (minus the model's) and the model's."""
         self.overhead_ms.append((took - waited) * 1000)
@@ -291,13 +256,6 @@ class TurnRunner:
         """The turn's approval prompts: in its chat, answered by its writer or an admin."""
         may_answer = self.admission.may_answer(message)
         return self.approvals.for_turn(message.platform, DeliveryTarget.of(message), may_answer)
-
-    def _nothing_to_read(self, media: PreparedMedia, attached: list[str]) -> list[str]:
-        """The answer to a turn with nothing for the model: what could not be read, or, for a
-        message with nothing at all in it (a bare mention), what the bot can do."""
-        if media.notices or attached:
-            return media.replies_instead(attached, self.media.readable_text())
-        return [empty_message_reply(self.media.readable_text())]
 
     async def _after_user_stop(self, runtime: SessionRuntime, batch: list[InboundMessage]) -> None:
         """A turn cancelled by /stop: reload the context from the store, close the messages."""
@@ -335,6 +293,6 @@ class TurnRunner:
     async def aclose(self) -> None:
         """Close the media reader and the speech provider (at shutdown, once the adapters
         stopped)."""
-        await self.media.aclose()
+        await self.input.aclose()
         if self.delivery.voice is not None:
             await self.delivery.voice.aclose()
