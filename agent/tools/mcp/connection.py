@@ -16,7 +16,6 @@ mid-call (``/stop``) cancels the call in the owner task too, and the SDK tells t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 from dataclasses import dataclass, field
@@ -52,6 +51,13 @@ its tools and crashes) keeps the backoff growing instead of restarting it in a t
 STDIO_RECONNECT_BACKOFF = doubling(0.5, 30.0)
 """Pauses between restarts of a stdio server after the first (immediate) one: each starts a
 process, so a server that keeps failing is tried twice a minute at most."""
+CLOSE_SECONDS = 10.0
+"""How long :meth:`McpConnection.aclose` waits for the cancelled owner task (closing stdin,
+the grace to exit, then the process group killed take ~5 s at most) before it cancels it once
+more: a cancellation absorbed by a cancel scope must not hang a shutdown. Not sooner: a second
+cancel would cut the shielded stop of the server's process short."""
+CLOSE_AGAIN_SECONDS = 2.0
+"""After the second cancel, how long before the task is left behind (with a warning)."""
 HEALTH_CHECK_TIMEOUT_SECONDS = 5.0
 """After a timed-out call the server is asked for its tools (``ping`` is gone from the 2026
 protocol): no answer in this time and it is restarted."""
@@ -136,12 +142,19 @@ class McpConnection:
             self._task = asyncio.create_task(self._own(), name=f"mcp:{self.name}")
 
     async def aclose(self) -> None:
-        """Stop the owner task; the client is closed by the task that opened it."""
+        """Stop the owner task; the client is closed by the task that opened it. Bounded (see
+        :data:`CLOSE_SECONDS`): a task that will not end is left behind, with a warning."""
         self.state = "closed"
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        task = self._task
+        if task is not None:
+            task.cancel()
+            await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+            if not task.done():
+                log.warning("MCP server %s: not closed after %g s", self.name, CLOSE_SECONDS)
+                task.cancel()
+                await asyncio.wait({task}, timeout=CLOSE_AGAIN_SECONDS)
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: the owner logged its own failures
         self._fail_queued("the server was shut down")
 
     async def wait_listed(self, times: int) -> None:
