@@ -33,9 +33,10 @@ from bench.failover_cluster import (
     running_cluster,
 )
 from bench.soak_checks import (
+    answered_everything,
+    bot_texts,
     check_transcript,
     check_user_texts,
-    marker,
     markers_in,
     message_text,
 )
@@ -120,18 +121,6 @@ async def _user(
             telegram.push_message(chat, message_text(chat, index), user_id=chat)
             index += 1
         await asyncio.sleep(rng.uniform(*settings.send_gap))
-
-
-def _bot_texts(telegram: TelegramEmulator, chat: int) -> list[str]:
-    return [m["text"] for m in telegram.sent_messages(chat) if not m.get("deleted")]
-
-
-def _answered_everything(telegram: TelegramEmulator, chats: list[int], messages: int) -> bool:
-    for chat in chats:
-        replies = _bot_texts(telegram, chat)
-        if not replies or marker(chat, messages - 1) not in replies[-1].rsplit("END", 1)[-1]:
-            return False
-    return True
 
 
 async def _kill_round(cluster: Cluster, report: FailoverSoakReport) -> None:
@@ -268,7 +257,7 @@ async def run_failover_soak(
                 report.problems.append(f"{member.name} called {calls[:5]} after waking fenced")
         report.drafts = sum(1 for _, method, _ in telegram.callers if method == "sendMessageDraft")
         for chat in chats:
-            sent = _bot_texts(telegram, chat)
+            sent = bot_texts(telegram, chat)
             report.bot_messages += len(sent)
             report.problems += check_transcript(chat, sent, settings.messages)
         logs = read_logs(cluster)
@@ -286,7 +275,7 @@ async def _settle(
     telegram: TelegramEmulator, chats: list[int], messages: int, report: FailoverSoakReport
 ) -> None:
     deadline = time.monotonic() + SETTLE_TIMEOUT_SECONDS
-    while not _answered_everything(telegram, chats, messages):
+    while not answered_everything(telegram, chats, messages):
         if time.monotonic() > deadline:
             report.problems.append("the cluster did not answer everything in time")
             return

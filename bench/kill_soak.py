@@ -33,9 +33,10 @@ from typing import Any
 import yaml
 
 from bench.soak_checks import (
+    answered_everything,
+    bot_texts,
     check_transcript,
     check_user_texts,
-    marker,
     markers_in,
     message_text,
 )
@@ -194,19 +195,6 @@ async def _user(
     return bursts
 
 
-def _bot_texts(telegram: TelegramEmulator, chat: int) -> list[str]:
-    """What the chat shows of the bot now: its messages as last edited, deleted ones gone."""
-    return [m["text"] for m in telegram.sent_messages(chat) if not m.get("deleted")]
-
-
-def _answered_everything(telegram: TelegramEmulator, chats: list[int], messages: int) -> bool:
-    for chat in chats:
-        replies = _bot_texts(telegram, chat)
-        if not replies or marker(chat, messages - 1) not in replies[-1].rsplit("END", 1)[-1]:
-            return False
-    return True
-
-
 async def run_soak(settings: SoakSettings, workdir: Path) -> SoakReport:
     """One soak in ``workdir`` (which keeps the database and the daemon's log)."""
     rng = random.Random(settings.seed)
@@ -233,7 +221,7 @@ async def run_soak(settings: SoakSettings, workdir: Path) -> SoakReport:
         report.bursts = sum(await users)
         await daemon.start()
         deadline = time.monotonic() + SETTLE_TIMEOUT_SECONDS
-        while not _answered_everything(telegram, chats, settings.messages):
+        while not answered_everything(telegram, chats, settings.messages):
             if time.monotonic() > deadline:
                 report.problems.append("the last run did not answer everything in time")
                 break
@@ -242,7 +230,7 @@ async def run_soak(settings: SoakSettings, workdir: Path) -> SoakReport:
             report.problems.append("the daemon did not stop cleanly on SIGTERM")
         report.model_requests = len(anthropic.requests)
         for chat in chats:
-            sent = _bot_texts(telegram, chat)
+            sent = bot_texts(telegram, chat)
             report.bot_messages += len(sent)
             report.problems += check_transcript(chat, sent, settings.messages)
     await _check_store(workdir, chats, settings.messages, report)

@@ -15,6 +15,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from sandbox.telegram_api import TelegramEmulator
+
 LONG_EVERY = 4
 """Every fourth message of a chat (0, 4, 8, ...) gets a multi-part answer."""
 LONG_WORDS = 1300
@@ -102,3 +104,17 @@ def check_user_texts(chat: int, user_texts: Sequence[str], expected: int) -> lis
         if count != 1:
             problems.append(f"chat {chat}: {marker(chat, index)} stored {count} times")
     return problems
+
+
+def bot_texts(telegram: TelegramEmulator, chat: int) -> list[str]:
+    """What the chat shows of the bot now: its messages as last edited, deleted ones gone."""
+    return [m["text"] for m in telegram.sent_messages(chat) if not m.get("deleted")]
+
+
+def answered_everything(telegram: TelegramEmulator, chats: list[int], messages: int) -> bool:
+    """Whether every chat's last reply answers its last message (the soak may end)."""
+    for chat in chats:
+        replies = bot_texts(telegram, chat)
+        if not replies or marker(chat, messages - 1) not in replies[-1].rsplit("END", 1)[-1]:
+            return False
+    return True
