@@ -1,7 +1,8 @@
 """A test that hangs says where, and fails: after ``HERMES_TEST_HANG_SECONDS`` (default 300)
-a still running test prints the stack of every asyncio task and every thread to the real
-stderr, then its own task is cancelled (an asyncio test fails with the place it waited instead
-of holding the run until CI's limit).
+a test still in its call phase prints the stack of every asyncio task and every thread (to its
+captured stderr, shown with its failure, and at once to the terminal in a run without workers),
+then its own task is cancelled: an asyncio test fails with the place it waited instead of
+holding the run until CI's limit (a plain test gets the report only).
 
 A hang in an asyncio test shows only ``select()`` in the main thread; what waits, and on what,
 is in the tasks. The report is read from a timer thread (the event loop is stuck in a wait, so
