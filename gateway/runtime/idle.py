@@ -14,7 +14,6 @@ from gateway.delivery.in_flight import InFlight
 from gateway.platforms.base import PlatformAdapter
 from gateway.runtime.turns import TurnRunner
 from gateway.store.ports import LifecycleStore
-from gateway.store.records import InboundRecord
 
 UNSETTLED_RECHECK_SECONDS = 0.02
 """How often :meth:`IdleWatch.wait` reads the inbound table again while, with nothing else
@@ -53,7 +52,7 @@ class IdleWatch:
                     await asyncio.wait(running)
                 if self._busy():
                     continue
-                unsettled = await self._unsettled_inbound()
+                unsettled = await self._any_unsettled_inbound()
                 if self._busy():
                     continue  # something started while the table was read: look again
                 if not unsettled:
@@ -64,10 +63,11 @@ class IdleWatch:
         """Whether anything runs now (the in-memory half of :meth:`wait`)."""
         return self._receiving.count > 0 or self._turns.busy() or self._delivering.count > 0
 
-    async def _unsettled_inbound(self) -> list[InboundRecord]:
-        """Messages of the running adapters recorded but not finished (pending or processing)."""
-        unsettled: list[InboundRecord] = []
+    async def _any_unsettled_inbound(self) -> bool:
+        """Whether a running adapter has a message recorded but not finished (pending or
+        processing); the first adapter that has one ends the reading."""
         for name, adapter in self._adapters.items():
-            if adapter.failure is None:  # a stopped adapter's messages wait for the next start
-                unsettled.extend(await self._repo.pending_inbound(name))
-        return unsettled
+            # A stopped adapter's messages wait for the next start.
+            if adapter.failure is None and await self._repo.pending_inbound(name):
+                return True
+        return False
