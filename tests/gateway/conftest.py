@@ -7,6 +7,7 @@ python-telegram-bot and discord.py clients); only the network edges are the sand
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -32,6 +33,15 @@ ALICE = 42
 """The Telegram user (and private chat) on the allowlist."""
 
 GatewayFactory = Callable[..., AbstractAsyncContextManager[Gateway]]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _model_sdk_imported() -> None:
+    """The model SDK imported once per test process, as the daemon imports it while the
+    platforms connect (``provider.warm_up`` in :mod:`gateway.runtime.daemon`): the in-process
+    gateways here do not, and a cold import (~2 s on a slow host) would slow whichever test
+    runs first in a worker past the timings it sets (a typing delay of 1 s)."""
+    importlib.import_module("agent.providers.anthropic.sdk")
 
 
 @pytest.fixture(autouse=True)
